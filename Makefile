@@ -1,0 +1,33 @@
+# The project's commands. `make demo` and `make test` work on a fresh Debian
+# machine: both start with the idempotent bootstrap (scripts/bootstrap.sh).
+
+CARGO ?= cargo
+GUESTS := target/guests
+DEFAULT_TARGET ?= cortex-m4
+DEFAULT_EXAMPLE ?= filter
+
+.PHONY: demo test bootstrap build guests check lint clean
+
+demo: bootstrap build guests
+	@echo
+	@echo "== running $(DEFAULT_EXAMPLE) on $(DEFAULT_TARGET) =="
+	@echo "would run: target/release/sim-host run --target $(DEFAULT_TARGET) $(GUESTS)/$(DEFAULT_TARGET)/$(DEFAULT_EXAMPLE).elf"
+
+test: bootstrap guests
+	$(CARGO) test --workspace --release
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+build: bootstrap
+	$(CARGO) build --workspace --release
+
+guests: bootstrap
+	@python3 guest-shim/build.py --out $(GUESTS)
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+
+clean:
+	$(CARGO) clean

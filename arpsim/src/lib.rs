@@ -1,0 +1,1 @@
+//! arpsim: the ARP record & playback engine (in progress).

@@ -1,0 +1,1 @@
+//! chips-eval: the CHIP3S language (in progress).

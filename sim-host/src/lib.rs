@@ -1,0 +1,9 @@
+//! sim-host: runs ARP-instrumented guest ELFs under Unicorn, prices every
+//! executed block with a per-core cycle model, and records the costs of ARP
+//! sections with the arpsim engine on the host.
+//!
+//! See ARCHITECTURE.md for the code map and the invariants of each module.
+
+pub mod cycles;
+pub mod decode;
+pub mod target;

@@ -1,0 +1,1 @@
+//! sir: SIR program-structure XML (in progress).

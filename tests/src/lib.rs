@@ -1,0 +1,56 @@
+//! Helpers shared by the end-to-end tests: where the repository and the
+//! guest ELFs are, building guests on demand, and running external tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_owned()
+}
+
+/// The folder `guest-shim/build.py` writes guests into.
+pub fn guests_dir() -> PathBuf {
+    repo_root().join("target/guests")
+}
+
+/// Builds every guest once per test process (build.py skips up-to-date
+/// ones) and returns the path of `<example>.elf` for `target`.
+pub fn guest(target: &str, example: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new("python3")
+            .arg(repo_root().join("guest-shim/build.py"))
+            .arg("--out")
+            .arg(guests_dir())
+            .status()
+            .expect("python3 runs guest-shim/build.py");
+        assert!(status.success(), "building the guests failed");
+    });
+    let path = guests_dir().join(target).join(format!("{example}.elf"));
+    assert!(path.exists(), "{} was not built", path.display());
+    path
+}
+
+/// Whether a program is on PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program} >/dev/null 2>&1"))
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// The expected console output of an example, kept beside its sources.
+pub fn expected_output(example: &str) -> String {
+    let path = repo_root()
+        .join("guest-shim/examples")
+        .join(example)
+        .join("expected-output.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

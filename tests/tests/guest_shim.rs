@@ -1,0 +1,162 @@
+//! guest-shim: the header's three compilation modes (ARP manual 6.3) and the
+//! entry-point stubs the host intercepts (DESIGN.md decision 1).
+
+use e2e_tests::{guest, have, repo_root};
+use goblin::elf::Elf;
+use std::collections::HashMap;
+use std::process::Command;
+
+/// Every function of manual section 6 plus the two ARP_SIM entry points.
+const ENTRY_POINTS: &[&str] = &[
+    "arp_enter",
+    "arp_enter_kernel",
+    "arp_enter_profiled",
+    "arp_leave",
+    "arp_leave_kernel",
+    "arp_leave_profiled",
+    "arp_spawned",
+    "arp_join",
+    "arp_add_callbacks",
+    "arp_start",
+    "arp_finish",
+    "arp_set_file_name",
+    "arp_set_output_file_format",
+    "arpsim_add_callbacks",
+    "arpsim_start",
+    "arp_load_data",
+    "arp_get_mode",
+    "arp_switch_mode",
+    "arp_free_data",
+    "arp_get_data_mult",
+    "arp_get_data_type",
+    "arp_get_nTraces",
+    "arp_get_trace",
+    "arp_free_trace",
+    "arp_trace_get_count",
+    "arp_trace_get_stack_length",
+    "arp_trace_get_stack_pos",
+    "arp_trace_get_stack_index",
+    "arp_trace_get_value",
+];
+
+fn function_symbols(path: &std::path::Path) -> HashMap<String, u64> {
+    let bytes = std::fs::read(path).unwrap();
+    let elf = Elf::parse(&bytes).unwrap();
+    elf.syms
+        .iter()
+        .filter(|s| s.is_function())
+        .filter_map(|s| Some((elf.strtab.get_at(s.st_name)?.to_owned(), s.st_value)))
+        .collect()
+}
+
+#[test]
+fn every_entry_point_is_a_separate_function_in_sim_builds() {
+    for target in ["cortex-m0", "cortex-m3", "cortex-m4", "rv32imac"] {
+        let symbols = function_symbols(&guest(target, "filter"));
+        let mut addresses = HashMap::new();
+        for name in ENTRY_POINTS {
+            let addr = *symbols
+                .get(*name)
+                .unwrap_or_else(|| panic!("{target}: no function symbol {name}"));
+            if let Some(other) = addresses.insert(addr & !1, *name) {
+                panic!("{target}: {name} and {other} share address {addr:#x}");
+            }
+        }
+    }
+}
+
+#[test]
+fn arp_none_builds_have_no_instrumentation_left() {
+    for target in ["cortex-m0", "cortex-m3", "cortex-m4", "rv32imac"] {
+        let symbols = function_symbols(&guest(target, "filter-none"));
+        let left: Vec<_> = symbols.keys().filter(|n| n.starts_with("arp")).collect();
+        assert!(
+            left.is_empty(),
+            "{target}: ARP_NONE build still has {left:?}"
+        );
+        // and the program itself is there
+        assert!(symbols.contains_key("filter_horizontally"));
+    }
+}
+
+/// The header compiles cleanly, as C and C++, in the default mode, with
+/// ARP_SIM and with ARP_NONE, and the remapping does what 6.3 says.
+#[test]
+fn header_compiles_in_every_mode() {
+    if !have("gcc") {
+        eprintln!("skipping: no host gcc");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("arp-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("use.c");
+    std::fs::write(
+        &source,
+        r#"#include <atomium_rp.h>
+static void enter(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
+static void leave(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
+int main(void) {
+    int side_effects = 0;
+    arp_add_callbacks(arp_long, enter, leave, 0, 0, 0);
+    arp_start(1, 8, arp_record_all, 0, 0, 0, 0, 0);
+    arp_enter(1, 2, side_effects++);
+    arp_enter_kernel(1, 1, 0);
+    arp_leave_kernel(1, 1);
+    arp_leave(1, 2);
+    arp_finish();
+    (void)enter; (void)leave; /* dropped by the ARP_SIM and ARP_NONE macros */
+#if defined(ARP_NONE)
+    return side_effects; /* 0: arguments are not evaluated */
+#else
+    return 0;
+#endif
+}
+"#,
+    )
+    .unwrap();
+    let include = format!("-I{}", repo_root().join("guest-shim/include").display());
+    for (compiler, lang) in [("gcc", "c"), ("g++", "c++")] {
+        if !have(compiler) {
+            continue;
+        }
+        for mode in [None, Some("-DARP_SIM"), Some("-DARP_NONE")] {
+            let mut cmd = Command::new(compiler);
+            cmd.args([
+                "-x",
+                lang,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-ignored-qualifiers",
+            ])
+            .arg(&include)
+            .arg("-c")
+            .arg(&source)
+            .arg("-o")
+            .arg(dir.join("use.o"));
+            cmd.args(mode);
+            if lang == "c" {
+                cmd.arg("-std=c99").arg("-pedantic");
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{compiler} {mode:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // ARP_SIM calls arpsim_*; ARP_NONE calls nothing
+            let nm = Command::new("nm").arg(dir.join("use.o")).output().unwrap();
+            let symbols = String::from_utf8_lossy(&nm.stdout).to_string();
+            match mode {
+                Some("-DARP_SIM") => {
+                    assert!(symbols.contains("arpsim_add_callbacks"), "{symbols}");
+                    assert!(symbols.contains("arpsim_start"), "{symbols}");
+                    assert!(!symbols.contains(" arp_start"), "{symbols}");
+                }
+                Some("-DARP_NONE") => assert!(!symbols.contains("arp"), "{symbols}"),
+                _ => assert!(symbols.contains("arp_start"), "{symbols}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,91 @@
+//! Reference check (foundation issue): each example's build runs under
+//! `qemu-system-arm` (an emulator independent of ours) and prints exactly the
+//! expected output, so the guests are known good before our simulator runs
+//! them. Skipped, with a message, where qemu is not installed.
+
+use e2e_tests::{expected_output, guest, have};
+use sim_host::target;
+use std::process::Command;
+use std::time::Duration;
+
+fn run_qemu(program: &str, machine: &str, cpu: Option<&str>, elf: &std::path::Path) -> String {
+    let mut cmd = Command::new("timeout");
+    cmd.arg(Duration::from_secs(120).as_secs().to_string())
+        .arg(program)
+        .args([
+            "-M", machine, "-display", "none", "-serial", "none", "-monitor", "none",
+        ])
+        // the guest's semihosting console, alone on stdout
+        .args(["-chardev", "stdio,id=semihosting"])
+        .args([
+            "-semihosting-config",
+            "enable=on,target=native,chardev=semihosting",
+        ]);
+    if let Some(cpu) = cpu {
+        cmd.args(["-cpu", cpu]);
+    }
+    let out = cmd.arg("-kernel").arg(elf).output().expect("qemu starts");
+    assert!(
+        out.status.success(),
+        "qemu failed on {}: {}\n{}",
+        elf.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("guest output is UTF-8")
+}
+
+#[test]
+fn filter_runs_under_qemu_with_expected_checksums() {
+    let mut ran = 0;
+    for name in target::builtin_names() {
+        let t = target::builtin(&name).unwrap();
+        let Some(q) = &t.guest.qemu else { continue };
+        if !have(&q.program) {
+            eprintln!("skipping {name}: {} is not installed", q.program);
+            continue;
+        }
+        for variant in ["filter", "filter-none"] {
+            let elf = guest(&name, variant);
+            let output = run_qemu(&q.program, &q.machine, q.cpu.as_deref(), &elf);
+            assert_eq!(output, expected_output("filter"), "{name}/{variant}");
+            ran += 1;
+        }
+    }
+    if ran == 0 {
+        eprintln!("qemu reference check skipped: no qemu for any target");
+    } else {
+        assert!(
+            ran >= 2,
+            "cortex-m4 must be checked when qemu-system-arm exists"
+        );
+    }
+}
+
+/// The expected checksums are not just what the guest printed once: the
+/// same C file compiled for the host (ARP_NONE, unsigned char like the
+/// ARM and RISC-V ABIs) computes them independently.
+#[test]
+fn expected_checksums_agree_with_a_native_build() {
+    if !have("gcc") {
+        eprintln!("skipping: no host gcc");
+        return;
+    }
+    let root = e2e_tests::repo_root();
+    let exe = std::env::temp_dir().join(format!("filter-native-{}", std::process::id()));
+    let status = Command::new("gcc")
+        .args(["-O2", "-funsigned-char", "-DARP_NONE"])
+        .arg(format!("-I{}", root.join("guest-shim/include").display()))
+        .arg(root.join("guest-shim/examples/filter/filter.c"))
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = Command::new(&exe).output().unwrap();
+    let _ = std::fs::remove_file(&exe);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        expected_output("filter")
+    );
+}
