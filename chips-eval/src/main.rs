@@ -1,1 +1,17 @@
-fn main() {}
+//! `chips-eval`: evaluate CHIP3S performance models. The logic lives in
+//! the library; each subcommand is one file under `cli/`.
+
+mod cli;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let args = cli::Cli::parse();
+    match cli::dispatch(args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

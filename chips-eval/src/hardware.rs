@@ -1,0 +1,485 @@
+//! Hardware objects as TOML files (DESIGN.md decision 7).
+//!
+//! CHIP3S left hardware objects to Mathematica (section 4.1); here a
+//! hardware model is data. The file format (serde structs with
+//! `deny_unknown_fields`, a compatibility promise) is converted into the
+//! internal [`HardwareModel`], which the evaluator uses:
+//! * `[parameters]`: numbers visible as `hardware.X` and writable through
+//!   `link` (`Nproc` and `clock` in Hz are required);
+//! * `[costs.TYPE]`: the price of one element of a resource usage vector
+//!   type, in `seconds` or `cycles` (divided by `hardware.clock`); numeric
+//!   vector types (`time`) use `scale` per unit instead of `elements`;
+//! * `[devices.NAME]`: `kind = "cpu"` (confdev time) or `kind = "inpcom"`
+//!   (confdev size, source, destination over a topology);
+//! * `[kernels.NAME]`: measured kernel costs for `arp` vectors; the
+//!   calibration issue will add cost laws here.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct HardwareError {
+    pub path: String,
+    pub message: String,
+}
+
+// ------------------------------------------------------------------ file format
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HardwareFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    /// Where the figures come from.
+    #[serde(default)]
+    sources: Vec<String>,
+    parameters: BTreeMap<String, f64>,
+    #[serde(default)]
+    costs: BTreeMap<String, CostTableFile>,
+    #[serde(default)]
+    devices: BTreeMap<String, DeviceFile>,
+    #[serde(default)]
+    kernels: BTreeMap<String, KernelFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CostTableFile {
+    unit: CostUnit,
+    #[serde(default)]
+    scale: Option<f64>,
+    #[serde(default)]
+    elements: BTreeMap<String, f64>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CostUnit {
+    Seconds,
+    Cycles,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum DeviceFile {
+    Cpu {
+        #[serde(default)]
+        source: Option<String>,
+    },
+    Inpcom {
+        topology: Topology,
+        /// Software start-up cost of one message, seconds.
+        startup_s: f64,
+        /// Cost of passing one router/link, seconds.
+        per_hop_s: f64,
+        /// Bytes per second on one link.
+        bandwidth_bytes_per_s: f64,
+        switching: Switching,
+        /// Columns of a 2-D mesh; default: the smallest w with w*w >= Nproc.
+        #[serde(default)]
+        mesh_width: Option<u32>,
+        #[serde(default)]
+        source: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelFile {
+    #[serde(default)]
+    cycles: Option<f64>,
+    #[serde(default)]
+    seconds: Option<f64>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+// --------------------------------------------------------------- internal model
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    FullyConnected,
+    Ring,
+    Mesh2d,
+    Hypercube,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Switching {
+    /// Each hop receives the whole message before forwarding it.
+    StoreAndForward,
+    /// The message pipelines through the routers (wormhole/cut-through).
+    CutThrough,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostTable {
+    pub unit: CostUnit,
+    /// Price of one unit of a numeric vector type (`time`).
+    pub scale: Option<f64>,
+    pub elements: HashMap<String, f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Network {
+    pub topology: Topology,
+    pub startup_s: f64,
+    pub per_hop_s: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub switching: Switching,
+    pub mesh_width: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceKind {
+    Cpu,
+    Inpcom(Network),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    pub name: String,
+    pub kind: DeviceKind,
+    /// Where the device's figures come from.
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KernelCost {
+    Cycles(f64),
+    Seconds(f64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardwareModel {
+    pub name: String,
+    pub description: String,
+    /// Citations for the model's figures.
+    pub sources: Vec<String>,
+    /// Parameter defaults in file order (BTreeMap order: sorted by name).
+    pub parameters: Vec<(String, f64)>,
+    pub costs: HashMap<String, CostTable>,
+    pub devices: Vec<Device>,
+    pub kernels: HashMap<String, KernelCost>,
+}
+
+impl HardwareModel {
+    pub fn load(path: &Path) -> Result<Self, HardwareError> {
+        let text = std::fs::read_to_string(path).map_err(|e| HardwareError {
+            path: path.display().to_string(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::from_toml(&path.display().to_string(), &text)
+    }
+
+    pub fn from_toml(path: &str, text: &str) -> Result<Self, HardwareError> {
+        let err = |message: String| HardwareError {
+            path: path.to_string(),
+            message,
+        };
+        let file: HardwareFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        for required in ["Nproc", "clock"] {
+            if !file.parameters.contains_key(required) {
+                return Err(err(format!("[parameters] must define `{required}`")));
+            }
+        }
+        if file.parameters["clock"] <= 0.0 {
+            return Err(err("parameters.clock must be positive (Hz)".into()));
+        }
+        let mut costs = HashMap::new();
+        for (ty, t) in file.costs {
+            let _ = &t.source;
+            for (el, v) in &t.elements {
+                if !v.is_finite() || *v < 0.0 {
+                    return Err(err(format!(
+                        "costs.{ty}.elements.{el} must be a non-negative number"
+                    )));
+                }
+            }
+            costs.insert(
+                ty,
+                CostTable {
+                    unit: t.unit,
+                    scale: t.scale,
+                    elements: t.elements.into_iter().collect(),
+                },
+            );
+        }
+        let mut devices = Vec::new();
+        for (name, d) in file.devices {
+            let (kind, source) = match d {
+                DeviceFile::Cpu { source } => (DeviceKind::Cpu, source),
+                DeviceFile::Inpcom {
+                    topology,
+                    startup_s,
+                    per_hop_s,
+                    bandwidth_bytes_per_s,
+                    switching,
+                    mesh_width,
+                    source,
+                } => {
+                    if bandwidth_bytes_per_s <= 0.0 {
+                        return Err(err(format!(
+                            "devices.{name}.bandwidth_bytes_per_s must be positive"
+                        )));
+                    }
+                    if startup_s < 0.0 || per_hop_s < 0.0 {
+                        return Err(err(format!(
+                            "devices.{name}: startup_s and per_hop_s must not be negative"
+                        )));
+                    }
+                    if mesh_width == Some(0) {
+                        return Err(err(format!("devices.{name}.mesh_width must be at least 1")));
+                    }
+                    let net = Network {
+                        topology,
+                        startup_s,
+                        per_hop_s,
+                        bandwidth_bytes_per_s,
+                        switching,
+                        mesh_width: mesh_width.map(|w| w as usize),
+                    };
+                    (DeviceKind::Inpcom(net), source)
+                }
+            };
+            devices.push(Device { name, kind, source });
+        }
+        let mut kernels = HashMap::new();
+        for (name, k) in file.kernels {
+            let _ = &k.source;
+            let cost = match (k.cycles, k.seconds) {
+                (Some(c), None) => KernelCost::Cycles(c),
+                (None, Some(s)) => KernelCost::Seconds(s),
+                _ => {
+                    return Err(err(format!(
+                        "kernels.{name} needs exactly one of `cycles` or `seconds`"
+                    )))
+                }
+            };
+            kernels.insert(name, cost);
+        }
+        Ok(HardwareModel {
+            name: file.name,
+            description: file.description,
+            sources: file.sources,
+            parameters: file.parameters.into_iter().collect(),
+            costs,
+            devices,
+            kernels,
+        })
+    }
+
+    pub fn device(&self, name: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+}
+
+/// One inpcom message: `confdev size, source, destination`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Message {
+    pub size_bytes: f64,
+    pub src: usize,
+    pub dst: usize,
+}
+
+impl Network {
+    fn mesh_dims(&self, nproc: usize) -> usize {
+        self.mesh_width.unwrap_or_else(|| {
+            let mut w = 1;
+            while w * w < nproc {
+                w += 1;
+            }
+            w
+        })
+    }
+
+    /// The directed links a message crosses, in order.
+    /// Ring: the shorter direction, clockwise on a tie. 2-D mesh:
+    /// dimension order (X then Y), no wrap-around. Hypercube: e-cube
+    /// (lowest differing bit first). Fully connected: one direct link.
+    pub fn route(
+        &self,
+        nproc: usize,
+        src: usize,
+        dst: usize,
+    ) -> Result<Vec<(usize, usize)>, String> {
+        for (what, n) in [("source", src), ("destination", dst)] {
+            if n >= nproc {
+                return Err(format!(
+                    "inpcom {what} processor {n} is outside 0..{} (Nproc = {nproc})",
+                    nproc - 1
+                ));
+            }
+        }
+        let mut path = Vec::new();
+        if src == dst {
+            return Ok(path);
+        }
+        match self.topology {
+            Topology::FullyConnected => path.push((src, dst)),
+            Topology::Ring => {
+                let cw = (dst + nproc - src) % nproc;
+                let ccw = nproc - cw;
+                let mut at = src;
+                if cw <= ccw {
+                    for _ in 0..cw {
+                        let next = (at + 1) % nproc;
+                        path.push((at, next));
+                        at = next;
+                    }
+                } else {
+                    for _ in 0..ccw {
+                        let next = (at + nproc - 1) % nproc;
+                        path.push((at, next));
+                        at = next;
+                    }
+                }
+            }
+            Topology::Mesh2d => {
+                let w = self.mesh_dims(nproc);
+                let (mut x, mut y) = (src % w, src / w);
+                let (tx, ty) = (dst % w, dst / w);
+                while x != tx {
+                    let nx = if tx > x { x + 1 } else { x - 1 };
+                    path.push((y * w + x, y * w + nx));
+                    x = nx;
+                }
+                while y != ty {
+                    let ny = if ty > y { y + 1 } else { y - 1 };
+                    path.push((y * w + x, ny * w + x));
+                    y = ny;
+                }
+            }
+            Topology::Hypercube => {
+                if !nproc.is_power_of_two() {
+                    return Err(format!(
+                        "a hypercube needs a power-of-two Nproc, found {nproc}"
+                    ));
+                }
+                let mut at = src;
+                let mut diff = src ^ dst;
+                while diff != 0 {
+                    let bit = diff & diff.wrapping_neg();
+                    let next = at ^ bit;
+                    path.push((at, next));
+                    at = next;
+                    diff &= !bit;
+                }
+            }
+        }
+        Ok(path)
+    }
+
+    /// Time of one step: every message of the step starts together; a
+    /// message's bandwidth is divided by the largest number of the step's
+    /// messages sharing one of its links; the step lasts as long as its
+    /// slowest message.
+    pub fn step_time(&self, nproc: usize, messages: &[Message]) -> Result<f64, String> {
+        let mut routes = Vec::with_capacity(messages.len());
+        let mut load: HashMap<(usize, usize), usize> = HashMap::new();
+        for m in messages {
+            if !(m.size_bytes.is_finite() && m.size_bytes >= 0.0) {
+                return Err(format!(
+                    "inpcom message size must be a non-negative number, found {}",
+                    m.size_bytes
+                ));
+            }
+            let r = self.route(nproc, m.src, m.dst)?;
+            for l in &r {
+                *load.entry(*l).or_default() += 1;
+            }
+            routes.push(r);
+        }
+        let mut worst = 0.0f64;
+        for (m, r) in messages.iter().zip(&routes) {
+            if r.is_empty() {
+                continue;
+            }
+            let share = r.iter().map(|l| load[l]).max().unwrap_or(1) as f64;
+            let hops = r.len() as f64;
+            let transfer = m.size_bytes * share / self.bandwidth_bytes_per_s;
+            let t = match self.switching {
+                Switching::CutThrough => self.startup_s + hops * self.per_hop_s + transfer,
+                Switching::StoreAndForward => self.startup_s + hops * (self.per_hop_s + transfer),
+            };
+            worst = worst.max(t);
+        }
+        Ok(worst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net(topology: Topology) -> Network {
+        Network {
+            topology,
+            startup_s: 1.0,
+            per_hop_s: 0.5,
+            bandwidth_bytes_per_s: 100.0,
+            switching: Switching::CutThrough,
+            mesh_width: None,
+        }
+    }
+
+    #[test]
+    fn hop_counts_per_topology() {
+        // 8 processors, 0 -> 5.
+        // fully connected: 1 hop; ring: cw 5, ccw 3 -> 3 hops;
+        // mesh 3 wide: 0=(0,0), 5=(2,1) -> 2 + 1 = 3 hops;
+        // hypercube: 0b000 ^ 0b101 -> 2 hops.
+        let hops = |t| net(t).route(8, 0, 5).unwrap().len();
+        assert_eq!(hops(Topology::FullyConnected), 1);
+        assert_eq!(hops(Topology::Ring), 3);
+        assert_eq!(hops(Topology::Mesh2d), 3);
+        assert_eq!(hops(Topology::Hypercube), 2);
+    }
+
+    #[test]
+    fn shared_link_halves_bandwidth() {
+        // Ring of 4: 0->2 goes 0->1->2 (tie, clockwise); 1->2 uses 1->2 too.
+        // Link (1,2) carries 2 messages: share 2.
+        // 0->2: 1 + 2*0.5 + 100*2/100 = 4; 1->2: 1 + 0.5 + 2 = 3.5. Step = 4.
+        let n = net(Topology::Ring);
+        let msgs = [
+            Message {
+                size_bytes: 100.0,
+                src: 0,
+                dst: 2,
+            },
+            Message {
+                size_bytes: 100.0,
+                src: 1,
+                dst: 2,
+            },
+        ];
+        assert_eq!(n.step_time(4, &msgs).unwrap(), 4.0);
+    }
+
+    #[test]
+    fn out_of_range_processor_is_an_error() {
+        assert!(net(Topology::Ring)
+            .route(4, 0, 4)
+            .unwrap_err()
+            .contains("outside 0..3"));
+        assert!(net(Topology::Hypercube).route(6, 0, 1).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let e = HardwareModel::from_toml(
+            "h.toml",
+            "name='x'\nbogus=1\n[parameters]\nNproc=1\nclock=1\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("bogus"), "{e}");
+    }
+}

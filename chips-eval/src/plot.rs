@@ -1,0 +1,167 @@
+//! LaOutGraph: time against the first swept variable, one line per value
+//! of the second swept variable, written as a self-contained SVG.
+//! The x axis is logarithmic (base 2) when the x values are positive and
+//! span a factor of 16 or more, as processor-count sweeps do.
+
+use crate::error::Error;
+use crate::runtime::RunResults;
+use crate::value::{format_number, Value};
+use std::fmt::Write;
+
+const W: f64 = 720.0;
+const H: f64 = 480.0;
+const LEFT: f64 = 90.0;
+const RIGHT: f64 = 170.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 60.0;
+const COLOURS: &[&str] = &[
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Renders the results as SVG text.
+pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
+    let Some(xvar) = results.variables.first() else {
+        return Err(Error::Usage(
+            "--plot needs at least one swept variable (--set VAR=A..B or VAR=v1,v2)".into(),
+        ));
+    };
+    // Series keyed by the second variable's value.
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for p in &results.points {
+        let Value::Num(x) = p.point[0].1 else {
+            return Err(Error::Usage(format!(
+                "--plot: `{xvar}` must take numeric values"
+            )));
+        };
+        let Some(t) = p.time else { continue };
+        let key = p
+            .point
+            .get(1)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .unwrap_or_else(|| "time".into());
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pts)) => pts.push((x, t)),
+            None => series.push((key, vec![(x, t)])),
+        }
+    }
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    if all.is_empty() {
+        return Err(Error::Usage("--plot: no point has a time".into()));
+    }
+    let (xmin, xmax) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| {
+        (a.min(*x), b.max(*x))
+    });
+    let ymax = all.iter().fold(0.0f64, |m, (_, y)| m.max(*y));
+    let log_x = xmin > 0.0 && xmax / xmin >= 16.0;
+    let fx = |x: f64| if log_x { x.log2() } else { x };
+    let (lo, hi) = (fx(xmin), fx(xmax));
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let ytop = if ymax > 0.0 { ymax * 1.05 } else { 1.0 };
+    let px = |x: f64| LEFT + (fx(x) - lo) / span * (W - LEFT - RIGHT);
+    let py = |y: f64| H - BOTTOM - y / ytop * (H - TOP - BOTTOM);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        W / 2.0,
+        escape(title)
+    );
+    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
+    let _ = writeln!(
+        s,
+        r#"<path d="M{x0},{y1} L{x0},{y0} L{x1},{y0}" stroke="black" fill="none"/>"#
+    );
+    // X ticks at the distinct x values (at most 12).
+    let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let stride = xs.len().div_ceil(12).max(1);
+    for x in xs.iter().step_by(stride) {
+        let tx = px(*x);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{tx}" y1="{y0}" x2="{tx}" y2="{}" stroke="black"/><text x="{tx}" y="{}" text-anchor="middle">{}</text>"#,
+            y0 + 5.0,
+            y0 + 20.0,
+            format_number(*x)
+        );
+    }
+    for i in 0..=5 {
+        let y = ytop * i as f64 / 5.0;
+        let ty = py(y);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{}" y1="{ty}" x2="{x1}" y2="{ty}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            x0,
+            x0 - 6.0,
+            ty + 4.0,
+            escape(&format!("{y:.3e}"))
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}{}</text>"#,
+        (x0 + x1) / 2.0,
+        H - 15.0,
+        escape(xvar),
+        if log_x { " (log2 scale)" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">time (s)</text>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0
+    );
+    for (i, (label, pts)) in series.iter_mut().enumerate() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let colour = COLOURS[i % COLOURS.len()];
+        let d: Vec<String> = pts
+            .iter()
+            .enumerate()
+            .map(|(j, (x, y))| {
+                format!(
+                    "{}{:.2},{:.2}",
+                    if j == 0 { "M" } else { "L" },
+                    px(*x),
+                    py(*y)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<path d="{}" stroke="{colour}" stroke-width="2" fill="none"/>"#,
+            d.join(" ")
+        );
+        for (x, y) in pts.iter() {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.2}" cy="{:.2}" r="3" fill="{colour}"/>"#,
+                px(*x),
+                py(*y)
+            );
+        }
+        let ly = TOP + 20.0 + 18.0 * i as f64;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
+            x1 + 12.0,
+            x1 + 32.0,
+            x1 + 38.0,
+            ly + 4.0,
+            escape(label)
+        );
+    }
+    s.push_str("</svg>\n");
+    Ok(s)
+}
