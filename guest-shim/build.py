@@ -10,7 +10,10 @@ guest-shim/examples/<example>/ with C and assembly sources; sources in a
 subfolder named after an architecture (arm/, riscv/) are built only for
 targets of that architecture, and an example whose every source is
 architecture-specific is skipped on the others. An optional example.toml may
-set `cflags` (extra flags) and `variants` (output suffix -> extra flags).
+set `cflags` (extra flags), `variants` (output suffix -> extra flags),
+`targets` (build only for these) and `stubs = "always"` (link the ARP
+entry-point stubs into uninstrumented variants too, so both variants have
+the same code layout).
 
 Every example is built in two variants by default:
     <example>.elf       -DARP_SIM, linked with the ARP entry-point stubs
@@ -88,13 +91,15 @@ def jobs(targets, examples, out_dir):
             if settings_file.exists():
                 with open(settings_file, "rb") as f:
                     settings = tomllib.load(f)
+            if "targets" in settings and name not in settings["targets"]:
+                continue
             variants = settings.get("variants", DEFAULT_VARIANTS)
             for suffix, flags in variants.items():
                 elf = out_dir / name / f"{example_dir.name}{suffix}.elf"
                 instrumented = "-DARP_NONE" not in flags
                 yield dict(
                     elf=elf, cc=guest["cc"], sources=sources,
-                    stubs=instrumented and not settings.get("no_stubs", False),
+                    stubs=instrumented or settings.get("stubs") == "always",
                     cflags=COMMON_CFLAGS + guest["cflags"] + settings.get("cflags", []) + flags,
                     ldscript=ROOT / guest["ldscript"],
                     inputs=sources + [target_file, ROOT / guest["ldscript"], Path(__file__)]
@@ -120,7 +125,9 @@ def build(job):
     tmp.mkdir(parents=True, exist_ok=True)
     if job["stubs"]:
         stub_obj = tmp / "arp_stubs.o"
-        cmds.append([job["cc"], *job["cflags"], *STUB_CFLAGS, "-c", str(SHIM / "src" / "arp_stubs.c"),
+        # the stubs themselves always see the instrumented API
+        stub_flags = [f for f in job["cflags"] if f != "-DARP_NONE"]
+        cmds.append([job["cc"], *stub_flags, *STUB_CFLAGS, "-c", str(SHIM / "src" / "arp_stubs.c"),
                      "-o", str(stub_obj)])
         objs.append(str(stub_obj))
     link = [job["cc"], *job["cflags"], f"-T{job['ldscript']}", *map(str, job["sources"]), *objs,

@@ -4,6 +4,11 @@
 //!
 //! See ARCHITECTURE.md for the code map and the invariants of each module.
 
+pub mod arp_host;
 pub mod cycles;
 pub mod decode;
+pub mod elf;
+pub mod machine;
+pub mod report;
+pub mod semihost;
 pub mod target;

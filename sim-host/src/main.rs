@@ -18,13 +18,31 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a guest ELF, print its output and report the cost of its sections.
+    Run(cli::run::Args),
     /// List the built-in targets with their memory maps and clocks.
     Targets(cli::targets::Args),
+    /// Look into and convert data.arp files.
+    Arp(cli::arp::Args),
 }
 
-fn main() -> Result<()> {
+fn main() {
     let cli = Cli::parse();
+    if let Err(e) = dispatch(cli) {
+        // The top-level message already names the file, line and field;
+        // the source chain would repeat it.
+        eprintln!("sim-host: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Run(args) => {
+            let status = cli::run::run(args)?;
+            std::process::exit(status);
+        }
         Command::Targets(args) => cli::targets::run(args),
+        Command::Arp(args) => cli::arp::run(args),
     }
 }

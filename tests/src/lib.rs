@@ -54,3 +54,30 @@ pub fn expected_output(example: &str) -> String {
         .join("expected-output.txt");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The `sim-host` binary of this build (cargo builds it for the workspace's
+/// tests: it sits next to the test executables' `deps` folder).
+pub fn sim_host_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let bin = dir.join("sim-host");
+    assert!(
+        bin.exists(),
+        "{} does not exist: build it with `cargo build -p sim-host` (the same profile)",
+        bin.display()
+    );
+    bin
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("arpsim-e2e-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}

@@ -1,1 +1,692 @@
-//! C ABI of arpsim (in progress).
+//! The ARP C library (manual section 6): every function of
+//! `atomium_rp.h` with the manual's names and signatures, built as
+//! `libarp.so` and `libarp.a` on top of the `arpsim` engine.
+//!
+//! * Global state lives behind one mutex. The user's lock callbacks are
+//!   called only around `arp_spawned` and `arp_join` (manual 3.1, 3.3).
+//! * Enter/leave callbacks run while the library's mutex is held: they
+//!   must not call back into the library.
+//! * Errors go to the error callback given to `arp_start` (or to
+//!   `arp_load_data` for the query API) with the manual's `arp_error_t`;
+//!   without one, the message goes to stderr and the process exits with
+//!   status 1 for `arp_error_fatal`, `arp_error_syntax` and `arp_error_io`
+//!   (manual 6.1.1: "issue an error message and exit or issue a warning
+//!   message").
+//! * A spawn/join callback receives the address of the context pointer
+//!   (manual 3.1): each thread has its own copy, inherited from its parent
+//!   at spawn and dropped at join, so the parent's pointer is "restored
+//!   automatically".
+//! * `long` is the platform's C `long`; `long double` values are held as
+//!   `double` by the engine.
+//! * `arpsim_add_callbacks` / `arpsim_start` are not provided: manual 6.3
+//!   leaves them to the simulator.
+
+#![allow(clippy::missing_safety_doc)]
+
+mod ldouble;
+
+use arpsim::engine::{CallbackSet, Engine, SectionKind};
+use arpsim::error::{ArpError, Severity};
+use arpsim::query::{Dataset, TraceValue};
+use arpsim::record::Record;
+use arpsim::types::{DataType, FileFormat, Lidx, Mode, Sid, Tid, Value};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::sync::{Mutex, MutexGuard};
+
+pub type ArpEnterCallback = Option<unsafe extern "C" fn(Sid, *mut c_void, *mut c_void)>;
+pub type ArpLeaveCallback = ArpEnterCallback;
+pub type ArpLockCallback = Option<unsafe extern "C" fn(*const c_void, *mut c_void)>;
+pub type ArpSpawnCallback = Option<unsafe extern "C" fn(Tid, *mut *mut c_void)>;
+pub type ArpJoinCallback = ArpSpawnCallback;
+pub type ArpErrorCallback = Option<unsafe extern "C" fn(c_int, *const c_char, *mut c_void)>;
+/// `arp_trace` (manual 6.4).
+pub type ArpTrace = *mut c_void;
+
+/// A data area as C sees it: big and aligned enough for every
+/// `arp_data_type`, `long double` included.
+#[repr(C, align(16))]
+struct Area([u8; 16]);
+
+fn write_area(v: &Value, area: &mut Area) {
+    let b = &mut area.0;
+    *b = [0; 16];
+    match *v {
+        Value::Char(x) => b[0] = x as u8,
+        Value::UChar(x) => b[0] = x,
+        Value::Short(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
+        Value::UShort(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
+        Value::Int(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
+        Value::UInt(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
+        Value::Long(x) => {
+            let c = x as std::ffi::c_long;
+            b[..size_of::<std::ffi::c_long>()].copy_from_slice(&c.to_ne_bytes())
+        }
+        Value::ULong(x) => {
+            let c = x as std::ffi::c_ulong;
+            b[..size_of::<std::ffi::c_ulong>()].copy_from_slice(&c.to_ne_bytes())
+        }
+        Value::LLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
+        Value::ULLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
+        Value::Float(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
+        Value::Double(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
+        Value::LDouble(x) => ldouble::to_c(x, b),
+    }
+}
+
+fn read_area(ty: DataType, area: &Area) -> Value {
+    let b = &area.0;
+    let n2 = [b[0], b[1]];
+    let n4: [u8; 4] = b[..4].try_into().expect("4 bytes");
+    let n8: [u8; 8] = b[..8].try_into().expect("8 bytes");
+    match ty {
+        DataType::Char => Value::Char(b[0] as i8),
+        DataType::UChar => Value::UChar(b[0]),
+        DataType::Short => Value::Short(i16::from_ne_bytes(n2)),
+        DataType::UShort => Value::UShort(u16::from_ne_bytes(n2)),
+        DataType::Int => Value::Int(i32::from_ne_bytes(n4)),
+        DataType::UInt => Value::UInt(u32::from_ne_bytes(n4)),
+        DataType::Long => Value::Long(if size_of::<std::ffi::c_long>() == 8 {
+            i64::from_ne_bytes(n8)
+        } else {
+            i32::from_ne_bytes(n4) as i64
+        }),
+        DataType::ULong => Value::ULong(if size_of::<std::ffi::c_ulong>() == 8 {
+            u64::from_ne_bytes(n8)
+        } else {
+            u32::from_ne_bytes(n4) as u64
+        }),
+        DataType::LLong => Value::LLong(i64::from_ne_bytes(n8)),
+        DataType::ULLong => Value::ULLong(u64::from_ne_bytes(n8)),
+        DataType::Float => Value::Float(f32::from_ne_bytes(n4)),
+        DataType::Double => Value::Double(f64::from_ne_bytes(n8)),
+        DataType::LDouble => Value::LDouble(ldouble::from_c(b)),
+    }
+}
+
+/// One `arp_add_callbacks` set: C function pointers and a context
+/// pointer per thread (manual 3.1).
+struct CCallbacks {
+    ty: DataType,
+    enter: ArpEnterCallback,
+    leave: ArpLeaveCallback,
+    spawn: ArpSpawnCallback,
+    join: ArpJoinCallback,
+    context: *mut c_void,
+    thread_contexts: HashMap<Tid, *mut c_void>,
+}
+
+impl CCallbacks {
+    fn context_of(&self, tid: Tid) -> *mut c_void {
+        *self.thread_contexts.get(&tid).unwrap_or(&self.context)
+    }
+
+    fn call(&self, cb: ArpEnterCallback, tid: Tid, sid: Sid, data: &mut Value) {
+        if let Some(f) = cb {
+            let mut area = Area([0; 16]);
+            write_area(data, &mut area);
+            // SAFETY: the callback was registered by the C program with
+            // the manual's signature; the area outlives the call.
+            unsafe { f(sid, area.0.as_mut_ptr().cast(), self.context_of(tid)) };
+            *data = read_area(self.ty, &area);
+        }
+    }
+}
+
+impl CallbackSet for CCallbacks {
+    fn data_type(&self) -> DataType {
+        self.ty
+    }
+    fn enter(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
+        self.call(self.enter, tid, sid, data);
+    }
+    fn leave(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
+        self.call(self.leave, tid, sid, data);
+    }
+    fn spawn(&mut self, parent: Tid, child: Tid) {
+        let mut ctx = self.context_of(parent);
+        if let Some(f) = self.spawn {
+            // SAFETY: registered by the C program; ctx outlives the call.
+            unsafe { f(child, &mut ctx) };
+        }
+        self.thread_contexts.insert(child, ctx);
+    }
+    fn join(&mut self, tid: Tid) {
+        let mut ctx = self.context_of(tid);
+        if let Some(f) = self.join {
+            // SAFETY: as above.
+            unsafe { f(tid, &mut ctx) };
+        }
+        self.thread_contexts.remove(&tid);
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ErrorHandler {
+    cb: ArpErrorCallback,
+    context: *mut c_void,
+}
+
+const NO_HANDLER: ErrorHandler = ErrorHandler {
+    cb: None,
+    context: std::ptr::null_mut(),
+};
+
+struct State {
+    engine: Engine,
+    errors: ErrorHandler,
+    lock: ArpLockCallback,
+    unlock: ArpLockCallback,
+    lock_context: *mut c_void,
+    dataset: Option<Dataset>,
+    query_errors: ErrorHandler,
+}
+
+struct Global(Option<State>);
+// SAFETY: the raw pointers are the C program's; it promises (manual 3.1)
+// that they may be used from the threads that call the library.
+unsafe impl Send for Global {}
+
+static STATE: Mutex<Global> = Mutex::new(Global(None));
+
+fn lock_state() -> MutexGuard<'static, Global> {
+    let mut g = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    if g.0.is_none() {
+        g.0 = Some(State {
+            engine: Engine::new(),
+            errors: NO_HANDLER,
+            lock: None,
+            unlock: None,
+            lock_context: std::ptr::null_mut(),
+            dataset: None,
+            query_errors: NO_HANDLER,
+        });
+    }
+    g
+}
+
+/// Runs `f` on the state, then reports its error (outside the lock).
+fn with_state<T: Default>(query: bool, f: impl FnOnce(&mut State) -> Result<T, ArpError>) -> T {
+    let (result, handler) = {
+        let mut g = lock_state();
+        let state = g.0.as_mut().expect("initialised by lock_state");
+        let result = f(state);
+        let handler = if query {
+            state.query_errors
+        } else {
+            state.errors
+        };
+        (result, handler)
+    };
+    match result {
+        Ok(v) => v,
+        Err(e) => {
+            report(handler, &e);
+            T::default()
+        }
+    }
+}
+
+fn report(handler: ErrorHandler, e: &ArpError) {
+    let severity = e.severity();
+    let msg = e.to_string();
+    if let Some(cb) = handler.cb {
+        let c = CString::new(msg.replace('\0', " ")).expect("no NUL left");
+        // SAFETY: registered by the C program with the manual's signature.
+        unsafe { cb(severity as c_int, c.as_ptr(), handler.context) };
+        return;
+    }
+    let label = match severity {
+        Severity::Warning => "warning",
+        Severity::NonFatal => "error",
+        Severity::Fatal => "fatal error",
+        Severity::Syntax => "syntax error",
+        Severity::Io => "I/O error",
+    };
+    eprintln!("arp: {label}: {msg}");
+    if matches!(severity, Severity::Fatal | Severity::Syntax | Severity::Io) {
+        std::process::exit(1);
+    }
+}
+
+fn bad_enum(what: &str, v: c_int) -> ArpError {
+    ArpError::Invalid(format!("invalid {what} {v}"))
+}
+
+// ---- 6.1.2 The record and playback API -------------------------------
+
+fn enter(tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) {
+    with_state(false, |s| s.engine.enter(tid, sid, lidx, kind));
+}
+
+fn leave(tid: Tid, sid: Sid, kind: SectionKind) {
+    with_state(false, |s| s.engine.leave(tid, sid, kind));
+}
+
+#[no_mangle]
+pub extern "C" fn arp_enter(tid: Tid, sid: Sid, lidx: Lidx) {
+    enter(tid, sid, lidx, SectionKind::Plain);
+}
+
+#[no_mangle]
+pub extern "C" fn arp_enter_kernel(tid: Tid, sid: Sid, lidx: Lidx) {
+    enter(tid, sid, lidx, SectionKind::Kernel);
+}
+
+#[no_mangle]
+pub extern "C" fn arp_enter_profiled(tid: Tid, sid: Sid, lidx: Lidx) {
+    enter(tid, sid, lidx, SectionKind::Profiled);
+}
+
+#[no_mangle]
+pub extern "C" fn arp_leave(tid: Tid, sid: Sid) {
+    leave(tid, sid, SectionKind::Plain);
+}
+
+#[no_mangle]
+pub extern "C" fn arp_leave_kernel(tid: Tid, sid: Sid) {
+    leave(tid, sid, SectionKind::Kernel);
+}
+
+#[no_mangle]
+pub extern "C" fn arp_leave_profiled(tid: Tid, sid: Sid) {
+    leave(tid, sid, SectionKind::Profiled);
+}
+
+/// Calls the user's lock callbacks around `f` (manual 3.1: the only
+/// places the library locks).
+fn locked(f: impl FnOnce(&mut State) -> Result<(), ArpError>) {
+    let (lock, unlock, ctx) = {
+        let g = lock_state();
+        let s = g.0.as_ref().expect("initialised");
+        (s.lock, s.unlock, s.lock_context)
+    };
+    let data: *const c_void = std::ptr::addr_of!(STATE).cast();
+    if let Some(l) = lock {
+        // SAFETY: registered by the C program with the manual's signature.
+        unsafe { l(data, ctx) };
+    }
+    with_state(false, f);
+    if let Some(u) = unlock {
+        // SAFETY: as above.
+        unsafe { u(data, ctx) };
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn arp_spawned(parent: Tid, child: Tid) {
+    locked(|s| s.engine.spawned(parent, child));
+}
+
+#[no_mangle]
+pub extern "C" fn arp_join(tid: Tid) {
+    locked(|s| s.engine.join(tid));
+}
+
+#[no_mangle]
+pub extern "C" fn arp_add_callbacks(
+    data_type: c_int,
+    enter: ArpEnterCallback,
+    leave: ArpLeaveCallback,
+    spawn: ArpSpawnCallback,
+    join: ArpJoinCallback,
+    context: *mut c_void,
+) {
+    with_state(false, |s| {
+        let ty = DataType::from_code(data_type as u32)
+            .ok_or_else(|| bad_enum("arp_data_type", data_type))?;
+        s.engine.add_callbacks(Box::new(CCallbacks {
+            ty,
+            enter,
+            leave,
+            spawn,
+            join,
+            context,
+            thread_contexts: HashMap::new(),
+        }))
+    });
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn arp_start(
+    max_tid: Tid,
+    max_sid: Sid,
+    mode: c_int,
+    error_cb: ArpErrorCallback,
+    error_context: *mut c_void,
+    lock_cb: ArpLockCallback,
+    unlock_cb: ArpLockCallback,
+    lock_context: *mut c_void,
+) {
+    with_state(false, |s| {
+        s.errors = ErrorHandler {
+            cb: error_cb,
+            context: error_context,
+        };
+        s.lock = lock_cb;
+        s.unlock = unlock_cb;
+        s.lock_context = lock_context;
+        let mode = Mode::from_code(mode as u32).ok_or_else(|| bad_enum("arp_mode", mode))?;
+        s.engine.start(max_tid, max_sid, mode)
+    });
+}
+
+#[no_mangle]
+pub extern "C" fn arp_finish() {
+    let warnings = with_state(false, |s| {
+        let summary = match s.engine.finish() {
+            Ok(summary) => summary,
+            Err(e @ ArpError::OpenSectionsAtFinish { .. }) => {
+                // Save what was recorded, marked partial, and report.
+                let mut summary = s.engine.finish_partial()?;
+                summary.warnings.insert(0, e);
+                summary
+            }
+            Err(e) => return Err(e),
+        };
+        let mut warnings = summary.warnings;
+        if let Some(report) = summary.playback.filter(|r| !r.is_exact()) {
+            warnings.push(ArpError::PlaybackInexact(format!(
+                "{} of {} recorded samples played exactly once; {} missing, {} played more than once, {} without a recorded sample",
+                report.played_once,
+                report.recorded,
+                report.missing.len(),
+                report.duplicated.len(),
+                report.unexpected.len()
+            )));
+        }
+        Ok(warnings)
+    });
+    let handler = {
+        let g = lock_state();
+        g.0.as_ref().expect("initialised").errors
+    };
+    for w in warnings {
+        report(handler, &w);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_set_file_name(name: *const c_char) {
+    with_state(false, |s| {
+        if name.is_null() {
+            return Err(ArpError::Invalid("arp_set_file_name: NULL name".into()));
+        }
+        // SAFETY: the caller passes a NUL-terminated string (manual 6.1.2).
+        let name = unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned();
+        s.engine.set_file_name(name)
+    });
+}
+
+#[no_mangle]
+pub extern "C" fn arp_set_output_file_format(format: c_int) {
+    with_state(false, |s| {
+        let f = FileFormat::from_code(format as u32)
+            .ok_or_else(|| bad_enum("arp_file_format", format))?;
+        s.engine.set_file_format(f)
+    });
+}
+
+// ---- 6.4 The Query API -------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_load_data(
+    file_name: *const c_char,
+    cb: ArpErrorCallback,
+    context: *mut c_void,
+) {
+    with_state(true, |s| {
+        s.query_errors = ErrorHandler { cb, context };
+        if file_name.is_null() {
+            return Err(ArpError::Invalid("arp_load_data: NULL file name".into()));
+        }
+        // SAFETY: the caller passes a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(file_name) }
+            .to_string_lossy()
+            .into_owned();
+        s.dataset = Some(Dataset::load(std::path::Path::new(&name))?);
+        Ok(())
+    });
+}
+
+fn with_data<T: Default>(f: impl FnOnce(&mut Dataset) -> Result<T, ArpError>) -> T {
+    with_state(true, |s| match s.dataset.as_mut() {
+        Some(d) => f(d),
+        None => Err(ArpError::Invalid(
+            "no data loaded (call arp_load_data first)".into(),
+        )),
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn arp_get_mode() -> c_int {
+    with_data(|d| Ok(d.mode() as c_int))
+}
+
+#[no_mangle]
+pub extern "C" fn arp_switch_mode(mode: c_int) {
+    with_data(|d| {
+        let m = Mode::from_code(mode as u32).ok_or_else(|| bad_enum("arp_mode", mode))?;
+        d.switch_mode(m)
+    });
+}
+
+#[no_mangle]
+pub extern "C" fn arp_free_data() {
+    with_state(true, |s| {
+        s.dataset = None;
+        Ok(())
+    });
+}
+
+#[no_mangle]
+pub extern "C" fn arp_get_data_mult() -> c_uint {
+    with_data(|d| Ok(d.data_mult() as c_uint))
+}
+
+#[no_mangle]
+pub extern "C" fn arp_get_data_type(index: c_uint) -> c_int {
+    with_data(|d| {
+        d.data_type(index as usize)
+            .map(|t| t as c_int)
+            .ok_or_else(|| ArpError::Invalid(format!("arp_get_data_type: no callback set {index}")))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn arp_get_nTraces() -> c_uint {
+    with_data(|d| Ok(d.n_traces() as c_uint))
+}
+
+/// What an `arp_trace` points to: a copy of the record and the C
+/// representation of its values.
+struct CTrace {
+    record: Record,
+    mode: Mode,
+    values: Vec<Area>,
+}
+
+#[no_mangle]
+pub extern "C" fn arp_get_trace(trace_no: c_uint) -> ArpTrace {
+    let boxed: Option<Box<CTrace>> = with_data(|d| {
+        let types = d.header().types.clone();
+        let t = d.trace(trace_no as usize).ok_or_else(|| {
+            ArpError::Invalid(format!(
+                "arp_get_trace: no trace {trace_no} (of {})",
+                d.n_traces()
+            ))
+        })?;
+        let values = (0..types.len())
+            .map(|i| {
+                let mut area = Area([0; 16]);
+                match t.value(i) {
+                    Some(TraceValue::Sample(v)) => write_area(&v, &mut area),
+                    // Average traces: the mean in the set's own type.
+                    Some(TraceValue::Mean(m)) => write_area(&mean_as(types[i], m), &mut area),
+                    _ => {}
+                }
+                area
+            })
+            .collect();
+        Ok(Some(Box::new(CTrace {
+            record: t.record().clone(),
+            mode: d.mode(),
+            values,
+        })))
+    });
+    boxed.map_or(std::ptr::null_mut(), |b| Box::into_raw(b).cast())
+}
+
+fn mean_as(ty: DataType, m: f64) -> Value {
+    if ty.is_float() {
+        return Value::from_raw(ty, m.to_bits());
+    }
+    let r = m.round();
+    match ty {
+        DataType::Char => Value::Char(r as i8),
+        DataType::UChar => Value::UChar(r as u8),
+        DataType::Short => Value::Short(r as i16),
+        DataType::UShort => Value::UShort(r as u16),
+        DataType::Int => Value::Int(r as i32),
+        DataType::UInt => Value::UInt(r as u32),
+        DataType::Long => Value::Long(r as i64),
+        DataType::ULong => Value::ULong(r as u64),
+        DataType::LLong => Value::LLong(r as i64),
+        _ => Value::ULLong(r as u64),
+    }
+}
+
+/// # Safety
+/// `trace` must come from `arp_get_trace` and not have been freed.
+unsafe fn trace_ref<'a>(trace: ArpTrace) -> Option<&'a CTrace> {
+    // SAFETY: per the function's contract.
+    unsafe { trace.cast::<CTrace>().as_ref() }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_free_trace(trace: ArpTrace) {
+    if !trace.is_null() {
+        // SAFETY: created by Box::into_raw in arp_get_trace.
+        drop(unsafe { Box::from_raw(trace.cast::<CTrace>()) });
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_trace_get_count(trace: ArpTrace) -> c_uint {
+    // SAFETY: caller contract (manual 6.4).
+    unsafe { trace_ref(trace) }.map_or(0, |t| {
+        t.record.payload.count().min(c_uint::MAX as u64) as c_uint
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_trace_get_stack_length(trace: ArpTrace) -> c_uint {
+    // SAFETY: caller contract.
+    unsafe { trace_ref(trace) }.map_or(0, |t| t.record.stack.len() as c_uint)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_trace_get_stack_pos(trace: ArpTrace, depth: c_uint) -> Sid {
+    // SAFETY: caller contract.
+    unsafe { trace_ref(trace) }
+        .and_then(|t| t.record.stack.get(depth as usize))
+        .map_or(0, |e| e.sid)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_trace_get_stack_index(trace: ArpTrace, depth: c_uint) -> Lidx {
+    // SAFETY: caller contract.
+    unsafe { trace_ref(trace) }
+        .filter(|t| t.mode == Mode::RecordAll)
+        .and_then(|t| t.record.stack.get(depth as usize))
+        .map_or(0, |e| e.idx)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn arp_trace_get_value(trace: ArpTrace, data_idx: c_uint) -> *const c_void {
+    // SAFETY: caller contract.
+    match unsafe { trace_ref(trace) } {
+        Some(t) if t.mode != Mode::RecordHistogram => t
+            .values
+            .get(data_idx as usize)
+            .map_or(std::ptr::null(), |a| a.0.as_ptr().cast()),
+        _ => std::ptr::null(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_round_trip_every_type() {
+        for v in [
+            Value::Char(-3),
+            Value::UChar(200),
+            Value::Short(-300),
+            Value::UShort(60000),
+            Value::Int(-70000),
+            Value::UInt(4_000_000_000),
+            Value::Long(-5_000_000_000),
+            Value::ULong(9_000_000_000),
+            Value::LLong(i64::MIN),
+            Value::ULLong(u64::MAX),
+            Value::Float(1.25),
+            Value::Double(-0.1),
+            Value::LDouble(1e-300),
+        ] {
+            let mut a = Area([0; 16]);
+            write_area(&v, &mut a);
+            assert_eq!(read_area(v.data_type(), &a), v);
+        }
+    }
+
+    static SEEN: Mutex<Vec<(Tid, usize)>> = Mutex::new(Vec::new());
+
+    unsafe extern "C" fn note(sid: Sid, _data: *mut c_void, ctx: *mut c_void) {
+        SEEN.lock().unwrap().push((sid, ctx as usize));
+    }
+    unsafe extern "C" fn clone_ctx(child: Tid, ctxp: *mut *mut c_void) {
+        // SAFETY: the library passes the address of the child's context.
+        unsafe { *ctxp = (*ctxp as usize + 1000 * child as usize) as *mut c_void };
+    }
+    unsafe extern "C" fn join_ctx(tid: Tid, ctxp: *mut *mut c_void) {
+        // SAFETY: as above.
+        SEEN.lock().unwrap().push((tid, unsafe { *ctxp } as usize));
+    }
+
+    /// Manual 3.1: spawn/join callbacks get the address of the context
+    /// pointer; the child's change is its own and the parent's pointer is
+    /// restored automatically.
+    #[test]
+    fn spawn_callbacks_change_the_childs_context_only() {
+        let mut set = CCallbacks {
+            ty: DataType::Int,
+            enter: Some(note),
+            leave: None,
+            spawn: Some(clone_ctx),
+            join: Some(join_ctx),
+            context: 7 as *mut c_void,
+            thread_contexts: HashMap::new(),
+        };
+        let mut v = Value::Int(0);
+        set.spawn(1, 2);
+        set.enter(2, 10, &mut v);
+        set.enter(1, 11, &mut v);
+        set.join(2);
+        set.enter(2, 12, &mut v);
+        assert_eq!(
+            *SEEN.lock().unwrap(),
+            vec![(10, 2007), (11, 7), (2, 2007), (12, 7)]
+        );
+    }
+
+    #[test]
+    fn means_convert_to_the_set_type() {
+        assert_eq!(mean_as(DataType::UInt, 2.6), Value::UInt(3));
+        assert_eq!(mean_as(DataType::Double, 2.6), Value::Double(2.6));
+    }
+}

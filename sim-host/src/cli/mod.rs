@@ -1,2 +1,4 @@
 //! One module per subcommand.
+pub mod arp;
+pub mod run;
 pub mod targets;

@@ -1,0 +1,731 @@
+//! The ASCII `data.arp` format, version 1.1 (manual 6.5; the parts the
+//! manual leaves open are specified in FORMAT.md).
+
+use crate::codec::{RecordRead, RecordWrite};
+use crate::error::FormatError;
+use crate::record::{common_prefix, Header, Histogram, Payload, Record};
+use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
+use std::io::{self, BufRead, Write};
+
+/// The first line of every ASCII file (manual 6.5).
+pub const VERSION_LINE: &str = "# Atomium record and playback data - format version 1.1.";
+
+/// Width of the fixed-width record count line of streamed files
+/// (FORMAT.md, "Streamed files"): 28 digits, or 20 digits and ` partial`.
+pub const FIXED_COUNT_WIDTH: usize = 28;
+
+/// The three header lines. With `fixed_width` the count line has exactly
+/// [`FIXED_COUNT_WIDTH`] bytes so that it can be patched in place.
+pub fn header_bytes(header: &Header, fixed_width: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(VERSION_LINE.as_bytes());
+    out.push(b'\n');
+    let mut line = format!(
+        "{} {} {}",
+        FileFormat::Ascii as u8,
+        header.mode as u8,
+        header.types.len()
+    );
+    for t in &header.types {
+        line.push_str(&format!(" {}", t.code()));
+    }
+    out.extend_from_slice(line.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(&count_line(header.count, header.partial, fixed_width));
+    out.push(b'\n');
+    out
+}
+
+/// The record count line without its newline (FORMAT.md).
+pub fn count_line(count: u64, partial: bool, fixed_width: bool) -> Vec<u8> {
+    match (fixed_width, partial) {
+        (false, false) => count.to_string().into_bytes(),
+        (false, true) => format!("{count} partial").into_bytes(),
+        (true, false) => format!("{count:028}").into_bytes(),
+        (true, true) => format!("{count:020} partial").into_bytes(),
+    }
+}
+
+/// Writes records in the ASCII format, with prefix reuse (manual 6.5).
+pub struct AsciiWriter<W: Write> {
+    out: W,
+    prev: Vec<StackEntry>,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> AsciiWriter<W> {
+    /// A writer whose header has already been written (or will be
+    /// written by the caller).
+    pub fn new(out: W) -> Self {
+        AsciiWriter {
+            out,
+            prev: Vec::new(),
+            buf: Vec::with_capacity(1 << 16),
+        }
+    }
+
+    /// Flushes and returns the underlying writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.flush_buf()?;
+        Ok(self.out)
+    }
+
+    fn flush_buf(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) {
+        let reuse = common_prefix(&self.prev, stack);
+        let mut num = itoa::Buffer::new();
+        self.buf
+            .extend_from_slice(num.format(stack.len()).as_bytes());
+        self.buf.push(b' ');
+        self.buf.extend_from_slice(num.format(reuse).as_bytes());
+        for e in &stack[reuse..] {
+            self.buf.push(b' ');
+            self.buf.extend_from_slice(num.format(e.sid).as_bytes());
+            if with_idx {
+                self.buf.push(b'@');
+                self.buf.extend_from_slice(num.format(e.idx).as_bytes());
+            }
+        }
+        self.buf.push(b':');
+        self.prev.truncate(reuse);
+        self.prev.extend_from_slice(&stack[reuse..]);
+    }
+
+    fn end_record(&mut self) -> io::Result<()> {
+        self.buf.extend_from_slice(b";\n");
+        if self.buf.len() >= 1 << 15 {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> RecordWrite for AsciiWriter<W> {
+    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()> {
+        self.start_record(stack, true);
+        for v in values {
+            self.buf.push(b' ');
+            v.write_ascii(&mut self.buf);
+        }
+        self.end_record()
+    }
+
+    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()> {
+        match payload {
+            Payload::Sample(values) => return self.write_sample(stack, values),
+            Payload::Average { count, means } => {
+                self.start_record(stack, false);
+                self.buf.extend_from_slice(format!(" {count}").as_bytes());
+                for &m in means {
+                    self.buf.push(b' ');
+                    crate::types::write_f64(m, &mut self.buf);
+                }
+            }
+            Payload::Histogram { count, histograms } => {
+                self.start_record(stack, false);
+                self.buf.extend_from_slice(format!(" {count}").as_bytes());
+                for h in histograms {
+                    self.buf.extend_from_slice(b" [");
+                    for (i, (bin, n)) in h.bins.iter().enumerate() {
+                        if i > 0 {
+                            self.buf.push(b' ');
+                        }
+                        self.buf.extend_from_slice(format!("{bin}:{n}").as_bytes());
+                    }
+                    self.buf.push(b']');
+                }
+            }
+        }
+        self.end_record()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush_buf()?;
+        self.out.flush()
+    }
+}
+
+/// Reads an ASCII `data.arp` stream record by record.
+pub struct AsciiReader<R: BufRead> {
+    input: R,
+    header: Header,
+    line_no: u64,
+    count_line_no: u64,
+    read: u64,
+    prev: Vec<StackEntry>,
+    line: Vec<u8>,
+}
+
+/// Column (1-based) of `part` inside `line` (both slices of the same line).
+fn column_of(line: &[u8], part: &[u8]) -> u32 {
+    (part.as_ptr() as usize - line.as_ptr() as usize + 1) as u32
+}
+
+fn parse_num<T: std::str::FromStr>(tok: &[u8]) -> Option<T> {
+    std::str::from_utf8(tok).ok()?.parse().ok()
+}
+
+impl<R: BufRead> AsciiReader<R> {
+    /// Reads and checks the three header lines.
+    pub fn new(mut input: R) -> Result<Self, FormatError> {
+        let mut line = Vec::new();
+        let mut line_no = 0;
+        let mut next_line = |line: &mut Vec<u8>, line_no: &mut u64, what: &str| {
+            *line_no += 1;
+            line.clear();
+            let n = input
+                .read_until(b'\n', line)
+                .map_err(|e| FormatError::at_line(*line_no, 0, format!("read error: {e}")))?;
+            if n == 0 || line.last() != Some(&b'\n') {
+                return Err(FormatError::at_line(
+                    *line_no,
+                    0,
+                    format!("file ends before the {what} line"),
+                ));
+            }
+            line.pop();
+            Ok::<(), FormatError>(())
+        };
+        next_line(&mut line, &mut line_no, "version")?;
+        if line != VERSION_LINE.as_bytes() {
+            return Err(FormatError::at_line(
+                1,
+                1,
+                format!("bad version line (expected `{VERSION_LINE}`)"),
+            ));
+        }
+        next_line(&mut line, &mut line_no, "format/mode/type")?;
+        let l = line.clone();
+        let toks: Vec<&[u8]> = l.split(|&b| b == b' ').collect();
+        let field = |i: usize, what: &str| -> Result<u32, FormatError> {
+            let tok = toks.get(i).ok_or_else(|| {
+                FormatError::at_line(2, 0, format!("missing field {} ({what})", i + 1))
+            })?;
+            parse_num(tok).ok_or_else(|| {
+                FormatError::at_line(
+                    2,
+                    column_of(&l, tok),
+                    format!("field {} ({what}) is not a number", i + 1),
+                )
+            })
+        };
+        let format = field(0, "file format")?;
+        if format != FileFormat::Ascii as u32 {
+            return Err(FormatError::at_line(
+                2,
+                1,
+                format!("file format {format} in an ASCII file (expected 0)"),
+            ));
+        }
+        let mode_code = field(1, "mode")?;
+        let mode = match Mode::from_code(mode_code) {
+            Some(Mode::Playback) | None => {
+                return Err(FormatError::at_line(
+                    2,
+                    column_of(&l, toks[1]),
+                    format!("unknown recording mode {mode_code}"),
+                ))
+            }
+            Some(m) => m,
+        };
+        let n = field(2, "number of callbacks")? as usize;
+        if toks.len() != 3 + n {
+            return Err(FormatError::at_line(
+                2,
+                0,
+                format!(
+                    "{} type code(s) for {n} callback set(s)",
+                    toks.len().saturating_sub(3)
+                ),
+            ));
+        }
+        let mut types = Vec::with_capacity(n);
+        for i in 0..n {
+            let code = field(3 + i, "type code")?;
+            types.push(DataType::from_code(code).ok_or_else(|| {
+                FormatError::at_line(
+                    2,
+                    column_of(&l, toks[3 + i]),
+                    format!("unknown type code {code}"),
+                )
+            })?);
+        }
+        next_line(&mut line, &mut line_no, "record count")?;
+        let (digits, partial) = match line.strip_suffix(b" partial") {
+            Some(d) => (d, true),
+            None => (&line[..], false),
+        };
+        let count = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+            parse_num::<u64>(digits)
+        } else {
+            None
+        }
+        .ok_or_else(|| FormatError::at_line(3, 1, "record count is not a number"))?;
+        Ok(AsciiReader {
+            input,
+            header: Header {
+                format: FileFormat::Ascii,
+                mode,
+                types,
+                count,
+                partial,
+            },
+            line_no,
+            count_line_no: 3,
+            read: 0,
+            prev: Vec::new(),
+            line,
+        })
+    }
+
+    fn err(&self, column: u32, reason: impl Into<String>) -> FormatError {
+        FormatError::at_line(self.line_no, column, reason)
+    }
+
+    fn parse_record(&mut self, rec: &mut Record) -> Result<(), FormatError> {
+        let line = std::mem::take(&mut self.line);
+        let result = self.parse_line(&line, rec);
+        self.line = line;
+        result
+    }
+
+    fn parse_line(&mut self, line: &[u8], rec: &mut Record) -> Result<(), FormatError> {
+        let with_idx = self.header.mode == Mode::RecordAll;
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or_else(|| self.err(0, "missing `:` after the stack"))?;
+        let (left, right) = (&line[..colon], &line[colon + 1..]);
+        let mut toks = left.split(|&b| b == b' ');
+        let depth_tok = toks.next().unwrap_or(left);
+        let depth: usize =
+            parse_num(depth_tok).ok_or_else(|| self.err(1, "depth is not a number"))?;
+        let reuse_tok = toks
+            .next()
+            .ok_or_else(|| self.err(0, "missing reuse count"))?;
+        let reuse: usize = parse_num(reuse_tok)
+            .ok_or_else(|| self.err(column_of(line, reuse_tok), "reuse count is not a number"))?;
+        if reuse > self.prev.len() {
+            return Err(self.err(
+                column_of(line, reuse_tok),
+                format!(
+                    "reuse {reuse} is larger than the previous record's depth {}",
+                    self.prev.len()
+                ),
+            ));
+        }
+        if reuse > depth {
+            return Err(self.err(
+                column_of(line, reuse_tok),
+                format!("reuse {reuse} is larger than the depth {depth}"),
+            ));
+        }
+        rec.stack.clear();
+        rec.stack.extend_from_slice(&self.prev[..reuse]);
+        for tok in toks {
+            let col = column_of(line, tok);
+            let entry = if with_idx {
+                let at = tok
+                    .iter()
+                    .position(|&b| b == b'@')
+                    .ok_or_else(|| self.err(col, "stack entry is not `sid@idx`"))?;
+                let sid = parse_num(&tok[..at]);
+                let idx = parse_num(&tok[at + 1..]);
+                match (sid, idx) {
+                    (Some(sid), Some(idx)) => StackEntry { sid, idx },
+                    _ => return Err(self.err(col, "stack entry is not `sid@idx` with a section id up to 65535 and a 32-bit index")),
+                }
+            } else {
+                StackEntry {
+                    sid: parse_num(tok)
+                        .ok_or_else(|| self.err(col, "stack entry is not a section id"))?,
+                    idx: 0,
+                }
+            };
+            rec.stack.push(entry);
+        }
+        if rec.stack.len() != depth {
+            return Err(self.err(
+                0,
+                format!(
+                    "depth {depth} with reuse {reuse} needs {} stack entries, found {}",
+                    depth - reuse,
+                    rec.stack.len() - reuse
+                ),
+            ));
+        }
+        if depth == 0 {
+            return Err(self.err(1, "a record needs at least one stack entry"));
+        }
+        let body = right
+            .strip_suffix(b";")
+            .ok_or_else(|| self.err(line.len() as u32, "missing `;` at the end of the record"))?;
+        let body = body
+            .strip_prefix(b" ")
+            .ok_or_else(|| self.err(column_of(line, right), "expected a space after `:`"))?;
+        let types = &self.header.types;
+        match self.header.mode {
+            Mode::RecordAll => {
+                let mut values =
+                    match std::mem::replace(&mut rec.payload, Payload::Sample(Vec::new())) {
+                        Payload::Sample(v) => v,
+                        _ => Vec::new(),
+                    };
+                values.clear();
+                let mut toks = body.split(|&b| b == b' ');
+                for (i, &ty) in types.iter().enumerate() {
+                    let tok = toks.next().ok_or_else(|| {
+                        self.err(0, format!("missing value {} of {}", i + 1, types.len()))
+                    })?;
+                    let text = std::str::from_utf8(tok)
+                        .map_err(|_| self.err(column_of(line, tok), "value is not ASCII"))?;
+                    let v = Value::parse(ty, text)
+                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
+                    values.push(v);
+                }
+                if let Some(extra) = toks.next() {
+                    return Err(self.err(column_of(line, extra), "more values than callback sets"));
+                }
+                rec.payload = Payload::Sample(values);
+            }
+            Mode::RecordAverage => {
+                let mut toks = body.split(|&b| b == b' ');
+                let count = self.parse_count(line, toks.next())?;
+                let mut means = Vec::with_capacity(types.len());
+                for i in 0..types.len() {
+                    let tok = toks.next().ok_or_else(|| {
+                        self.err(0, format!("missing mean {} of {}", i + 1, types.len()))
+                    })?;
+                    let m = Value::parse(DataType::Double, std::str::from_utf8(tok).unwrap_or("?"))
+                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
+                    means.push(m.as_f64());
+                }
+                if let Some(extra) = toks.next() {
+                    return Err(self.err(column_of(line, extra), "more means than callback sets"));
+                }
+                rec.payload = Payload::Average { count, means };
+            }
+            Mode::RecordHistogram | Mode::Playback => {
+                let (count_tok, mut rest) = match body.iter().position(|&b| b == b' ') {
+                    Some(p) => (&body[..p], &body[p + 1..]),
+                    None => (body, &body[body.len()..]),
+                };
+                let count = self.parse_count(line, Some(count_tok))?;
+                let mut histograms = Vec::with_capacity(types.len());
+                for i in 0..types.len() {
+                    if i > 0 {
+                        rest = rest.strip_prefix(b" ").ok_or_else(|| {
+                            self.err(column_of(line, rest), "expected a space between histograms")
+                        })?;
+                    }
+                    let inner = rest.strip_prefix(b"[").ok_or_else(|| {
+                        self.err(
+                            column_of(line, rest),
+                            format!("expected `[` opening histogram {}", i + 1),
+                        )
+                    })?;
+                    let close = inner
+                        .iter()
+                        .position(|&b| b == b']')
+                        .ok_or_else(|| self.err(column_of(line, rest), "histogram without `]`"))?;
+                    let mut h = Histogram::default();
+                    if close > 0 {
+                        for pair in inner[..close].split(|&b| b == b' ') {
+                            let col = column_of(line, pair);
+                            let colon = pair.iter().position(|&b| b == b':');
+                            let parsed = colon.and_then(|c| {
+                                Some((
+                                    parse_num::<u8>(&pair[..c])?,
+                                    parse_num::<u64>(&pair[c + 1..])?,
+                                ))
+                            });
+                            let (bin, n) = parsed
+                                .ok_or_else(|| self.err(col, "histogram bin is not `bin:count`"))?;
+                            if bin as usize >= crate::record::HISTOGRAM_BINS || n == 0 {
+                                return Err(self.err(col, "histogram bin out of range or empty"));
+                            }
+                            if h.bins.last().is_some_and(|&(b, _)| b >= bin) {
+                                return Err(self.err(col, "histogram bins are not increasing"));
+                            }
+                            h.bins.push((bin, n));
+                        }
+                    }
+                    if h.total() != count {
+                        return Err(self.err(
+                            column_of(line, rest),
+                            format!(
+                                "histogram {} holds {} samples, the record says {count}",
+                                i + 1,
+                                h.total()
+                            ),
+                        ));
+                    }
+                    histograms.push(h);
+                    rest = &inner[close + 1..];
+                }
+                if !rest.is_empty() {
+                    return Err(self.err(
+                        column_of(line, rest),
+                        "unexpected text after the histograms",
+                    ));
+                }
+                rec.payload = Payload::Histogram { count, histograms };
+            }
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(&rec.stack);
+        Ok(())
+    }
+
+    fn parse_count(&self, line: &[u8], tok: Option<&[u8]>) -> Result<u64, FormatError> {
+        let tok = tok.ok_or_else(|| self.err(0, "missing sample count"))?;
+        match parse_num::<u64>(tok) {
+            Some(c) if c > 0 => Ok(c),
+            _ => Err(self.err(
+                column_of(line, tok),
+                "sample count is not a positive number",
+            )),
+        }
+    }
+}
+
+impl<R: BufRead> RecordRead for AsciiReader<R> {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn read_into(&mut self, rec: &mut Record) -> Result<bool, FormatError> {
+        self.line.clear();
+        self.line_no += 1;
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.line)
+            .map_err(|e| self.err(0, format!("read error (truncated or corrupt file?): {e}")))?;
+        if n == 0 {
+            if self.read != self.header.count {
+                return Err(FormatError::at_line(
+                    self.count_line_no,
+                    1,
+                    format!(
+                        "wrong record count: the header says {}, the file holds {}",
+                        self.header.count, self.read
+                    ),
+                ));
+            }
+            return Ok(false);
+        }
+        if self.read == self.header.count {
+            return Err(self.err(
+                1,
+                format!(
+                    "trailing data after the {} record(s) the header announces",
+                    self.header.count
+                ),
+            ));
+        }
+        if self.line.last() == Some(&b'\n') {
+            self.line.pop();
+        }
+        self.parse_record(rec)?;
+        self.read += 1;
+        Ok(true)
+    }
+}
+
+/// Writes a whole data set as ASCII into a byte vector (header included,
+/// plain count line).
+pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
+    let mut h = header.clone();
+    h.format = FileFormat::Ascii;
+    h.count = records.len() as u64;
+    let mut out = header_bytes(&h, false);
+    let mut w = AsciiWriter::new(&mut out);
+    for r in records {
+        w.write_payload(&r.stack, &r.payload)
+            .expect("writing to a Vec cannot fail");
+    }
+    w.finish().expect("writing to a Vec cannot fail");
+    drop(w);
+    out
+}
+
+/// Parses a whole ASCII data set from bytes.
+pub fn from_bytes(bytes: &[u8]) -> Result<(Header, Vec<Record>), FormatError> {
+    let mut r = AsciiReader::new(bytes)?;
+    let mut records = Vec::new();
+    loop {
+        let mut rec = Record {
+            stack: Vec::new(),
+            payload: Payload::Sample(Vec::new()),
+        };
+        if !r.read_into(&mut rec)? {
+            break;
+        }
+        records.push(rec);
+    }
+    Ok((r.header.clone(), records))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The manual's example (6.5) with its record count set to the number
+    /// of records shown.
+    pub(crate) const MANUAL_EXAMPLE: &str =
+        "# Atomium record and playback data - format version 1.1.\n\
+0 1 1 5\n\
+5\n\
+8 0 148@0 147@0 146@0 145@0 144@0 143@0 142@0 141@0: 20239254;\n\
+16 8 140@0 139@0 138@0 130@0 129@0 30@0 29@0 28@0: 148;\n\
+18 16 19@0 18@0: 105;\n\
+15 13 40@0 39@0: 182;\n\
+16 15 31@0: 162;\n";
+
+    #[test]
+    fn manual_example_round_trips_byte_for_byte() {
+        let (header, records) = from_bytes(MANUAL_EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(header.mode, Mode::RecordAll);
+        assert_eq!(header.types, vec![DataType::UInt]);
+        assert_eq!(records.len(), 5);
+        // Decision 6: the last entry is the measured section.
+        assert_eq!(records[0].stack.last().unwrap().sid, 141);
+        assert_eq!(records[1].stack.len(), 16);
+        assert_eq!(records[1].stack[7].sid, 141);
+        assert_eq!(records[3].stack[11].sid, 130);
+        assert_eq!(records[3].stack[12].sid, 129);
+        assert_eq!(records[3].stack[14].sid, 39);
+        assert_eq!(records[2].payload, Payload::Sample(vec![Value::UInt(105)]));
+        assert_eq!(to_bytes(&header, &records), MANUAL_EXAMPLE.as_bytes());
+    }
+
+    fn err_of(text: &str) -> FormatError {
+        from_bytes(text.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn bad_inputs_name_their_line() {
+        let head = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n";
+        let cases: &[(&str, u64, &str)] = &[
+            (
+                "# Atomium record and playback data - format version 1.0.\n0 1 1 5\n0\n",
+                1,
+                "version",
+            ),
+            (
+                "# Atomium record and playback data - format version 1.1.\n0 1 1 13\n0\n",
+                2,
+                "unknown type code 13",
+            ),
+            (
+                "# Atomium record and playback data - format version 1.1.\n0 7 1 5\n0\n",
+                2,
+                "mode",
+            ),
+            (
+                "# Atomium record and playback data - format version 1.1.\n0 1 2 5\n0\n",
+                2,
+                "type code",
+            ),
+            (&format!("{head}2\n1 0 1@0: 5;\n"), 3, "wrong record count"),
+            (
+                &format!("{head}1\n1 0 1@0: 5;\n1 0 1@1: 5;\n"),
+                5,
+                "trailing",
+            ),
+            (
+                &format!("{head}2\n1 0 1@0: 5;\n2 2 3@0: 5;\n"),
+                5,
+                "larger than the previous",
+            ),
+            (&format!("{head}1\n1 0 1@0: 5\n"), 4, "missing `;`"),
+            (
+                &format!("{head}1\n1 0 1@0: five;\n"),
+                4,
+                "not a valid unsigned int",
+            ),
+            (&format!("{head}1\n1 0 1@0: 4294967296;\n"), 4, "overflows"),
+            (
+                &format!("{head}1\n2 0 1@0: 5;\n"),
+                4,
+                "needs 2 stack entries",
+            ),
+            (&format!("{head}1\n1 0 70000@0: 5;\n"), 4, "sid@idx"),
+            (&format!("{head}1\n1 0 1@0 5;\n"), 4, "missing `:`"),
+            (&format!("{head}1\n1 0 1@0: 5 6;\n"), 4, "more values"),
+            (&format!("{head}x\n"), 3, "record count"),
+            (
+                "# Atomium record and playback data - format version 1.1.\n",
+                2,
+                "ends before",
+            ),
+        ];
+        for (text, line, reason) in cases {
+            let e = err_of(text);
+            assert_eq!(
+                e.location,
+                crate::error::Location::Line {
+                    line: *line,
+                    column: e_col(&e)
+                },
+                "{text:?}: {e}"
+            );
+            assert!(e.reason.contains(reason), "{text:?}: {e}");
+        }
+    }
+
+    fn e_col(e: &FormatError) -> u32 {
+        match e.location {
+            crate::error::Location::Line { column, .. } => column,
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn columns_point_at_the_bad_field() {
+        let text =
+            "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n1\n1 0 1@0: abc;\n";
+        let e = err_of(text);
+        assert_eq!(
+            e.to_string(),
+            "line 4, column 10: `abc` is not a valid unsigned int value"
+        );
+    }
+
+    #[test]
+    fn average_and_histogram_records_round_trip() {
+        let avg = "# Atomium record and playback data - format version 1.1.\n0 0 2 5 11\n2\n2 0 8 1: 3 10.5 0.25;\n2 1 4: 1 7 7;\n";
+        let (h, r) = from_bytes(avg.as_bytes()).unwrap();
+        assert_eq!(h.mode, Mode::RecordAverage);
+        assert_eq!(
+            r[1].payload,
+            Payload::Average {
+                count: 1,
+                means: vec![7.0, 7.0]
+            }
+        );
+        assert_eq!(to_bytes(&h, &r), avg.as_bytes());
+        let hist = "# Atomium record and playback data - format version 1.1.\n0 2 1 5\n1 partial\n2 0 8 1: 5 [0:1 3:4];\n";
+        let (h, r) = from_bytes(hist.as_bytes()).unwrap();
+        assert!(h.partial);
+        assert_eq!(to_bytes(&h, &r), hist.as_bytes());
+        let bad = hist.replace("3:4", "3:3");
+        assert!(err_of(&bad).reason.contains("holds 4 samples"));
+    }
+
+    #[test]
+    fn fixed_width_count_lines_parse() {
+        for partial in [false, true] {
+            let line = count_line(42, partial, true);
+            assert_eq!(line.len(), FIXED_COUNT_WIDTH);
+        }
+        let text = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n0000000000000000000000000001\n1 0 1@0: 5;\n";
+        let (h, _) = from_bytes(text.as_bytes()).unwrap();
+        assert_eq!(h.count, 1);
+    }
+}

@@ -1,0 +1,590 @@
+//! The playback index: the samples of a `record_all` file, looked up by
+//! counter tuple in constant time per section entry, with a play count per
+//! sample for verification ("every recorded sample played exactly once").
+//!
+//! Layout (see FORMAT.md, "Playback index"): the enclosing part of every
+//! trace is a trie of `(parent node, sid, idx)` nodes shared by all
+//! samples; the samples of one section under one parent node form a
+//! *row*, a dense run of slots indexed by the section's counter. A slot is
+//! the sample's raw values (8 bytes per callback set), its play count
+//! (4 bytes) and the thread that first played it (2 bytes). Samples that
+//! do not extend their row go to an overflow hash map.
+
+use crate::codec;
+use crate::error::{ArpError, Result};
+use crate::record::{Header, Payload, Record};
+use crate::types::{format_path, DataType, Lidx, Mode, Sid, StackEntry, Tid, Value};
+use rustc_hash::FxHashMap;
+use std::path::Path;
+
+/// Node id of the trie root (the empty stack).
+pub const ROOT: u32 = 0;
+/// Node id meaning "this enclosing path was never recorded".
+pub const NO_NODE: u32 = u32::MAX;
+
+const ABSENT: u32 = u32::MAX;
+/// Largest hole a row is padded over before a sample goes to overflow.
+const MAX_ROW_GAP: i64 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct NodeKey {
+    parent: u32,
+    sid: Sid,
+    idx: Lidx,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    parent: u32,
+    sid: Sid,
+    base: Lidx,
+    start: u32,
+    len: u32,
+}
+
+/// One counter tuple in a [`PlaybackReport`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TupleReport {
+    /// The trace, outermost first; its last entry is the played section.
+    pub path: Vec<StackEntry>,
+    /// How many times it was played.
+    pub plays: u32,
+    /// The threads that played it (first player first; empty if never).
+    pub tids: Vec<Tid>,
+}
+
+impl std::fmt::Display for TupleReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{}] played {} time(s)",
+            format_path(&self.path),
+            self.plays
+        )?;
+        if !self.tids.is_empty() {
+            let tids: Vec<String> = self.tids.iter().map(|t| t.to_string()).collect();
+            write!(f, " by thread(s) {}", tids.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// The outcome of a playback run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlaybackReport {
+    /// Number of recorded samples.
+    pub recorded: u64,
+    /// Number of recorded samples played exactly once.
+    pub played_once: u64,
+    /// Recorded samples never played.
+    pub missing: Vec<TupleReport>,
+    /// Recorded samples played more than once.
+    pub duplicated: Vec<TupleReport>,
+    /// Tuples played that have no recorded sample.
+    pub unexpected: Vec<TupleReport>,
+}
+
+impl PlaybackReport {
+    /// Every recorded sample was played exactly once and nothing else.
+    pub fn is_exact(&self) -> bool {
+        self.missing.is_empty() && self.duplicated.is_empty() && self.unexpected.is_empty()
+    }
+}
+
+/// The recorded samples of a `record_all` file, ready for playback.
+#[derive(Debug, Default)]
+pub struct PlaybackIndex {
+    types: Vec<DataType>,
+    nodes: FxHashMap<NodeKey, u32>,
+    node_keys: Vec<NodeKey>,
+    rows: Vec<Row>,
+    row_of: FxHashMap<(u32, Sid), u32>,
+    overflow: FxHashMap<NodeKey, u32>,
+    values: Vec<u64>,
+    plays: Vec<u32>,
+    first_tid: Vec<Tid>,
+    extra_tids: FxHashMap<u32, Vec<Tid>>,
+    unexpected: Vec<(Tid, Vec<StackEntry>)>,
+    samples: u64,
+    // Node ids of the previous inserted record's enclosing entries.
+    prev_stack: Vec<StackEntry>,
+    prev_nodes: Vec<u32>,
+}
+
+impl PlaybackIndex {
+    /// An empty index for callback sets of the given types.
+    pub fn new(types: Vec<DataType>) -> Self {
+        PlaybackIndex {
+            types,
+            node_keys: vec![NodeKey {
+                parent: ROOT,
+                sid: 0,
+                idx: 0,
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// Streams a `record_all` file (any format, gzip or not) into an index.
+    pub fn load(path: &Path) -> Result<Self> {
+        let mut reader = codec::open(path)?;
+        let header = reader.header().clone();
+        if header.mode != Mode::RecordAll {
+            return Err(ArpError::Invalid(format!(
+                "{}: playback needs a record_all file, this one is {}",
+                path.display(),
+                header.mode.name()
+            )));
+        }
+        let mut index = PlaybackIndex::new(header.types.clone());
+        let mut rec = Record {
+            stack: Vec::new(),
+            payload: Payload::Sample(Vec::new()),
+        };
+        let mut line = 3u64;
+        let fmt_err = |source| ArpError::Format {
+            path: path.display().to_string(),
+            source,
+        };
+        while reader.read_into(&mut rec).map_err(fmt_err)? {
+            line += 1;
+            if let Payload::Sample(values) = &rec.payload {
+                index.insert(&rec.stack, values).map_err(|reason| {
+                    ArpError::Invalid(format!("{}: record {}: {reason}", path.display(), line - 3))
+                })?;
+            }
+        }
+        index.shrink();
+        Ok(index)
+    }
+
+    /// Builds an index from in-memory records (tests, conversions).
+    pub fn from_records(header: &Header, records: &[Record]) -> std::result::Result<Self, String> {
+        let mut index = PlaybackIndex::new(header.types.clone());
+        for r in records {
+            match &r.payload {
+                Payload::Sample(values) => index.insert(&r.stack, values)?,
+                _ => return Err("playback needs record_all records".into()),
+            }
+        }
+        index.shrink();
+        Ok(index)
+    }
+
+    /// The data types of the recorded callback sets.
+    pub fn types(&self) -> &[DataType] {
+        &self.types
+    }
+
+    /// Number of recorded samples.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    fn m(&self) -> usize {
+        self.types.len()
+    }
+
+    /// The child node of `parent` for `sid@idx`, or [`NO_NODE`].
+    #[inline]
+    pub fn child(&self, parent: u32, sid: Sid, idx: Lidx) -> u32 {
+        if parent == NO_NODE {
+            return NO_NODE;
+        }
+        *self
+            .nodes
+            .get(&NodeKey { parent, sid, idx })
+            .unwrap_or(&NO_NODE)
+    }
+
+    /// The slot of the sample `sid@idx` under `parent`.
+    #[inline]
+    pub fn lookup(&self, parent: u32, sid: Sid, idx: Lidx) -> Option<u32> {
+        if parent == NO_NODE {
+            return None;
+        }
+        if let Some(&r) = self.row_of.get(&(parent, sid)) {
+            let row = self.rows[r as usize];
+            let off = idx as i64 - row.base as i64;
+            if off >= 0 && off < row.len as i64 {
+                let slot = row.start + off as u32;
+                if self.plays[slot as usize] != ABSENT {
+                    return Some(slot);
+                }
+            }
+        }
+        if self.overflow.is_empty() {
+            return None;
+        }
+        self.overflow.get(&NodeKey { parent, sid, idx }).copied()
+    }
+
+    /// The recorded value of callback set `set` in `slot`.
+    #[inline]
+    pub fn value(&self, slot: u32, set: usize) -> Value {
+        Value::from_raw(self.types[set], self.values[slot as usize * self.m() + set])
+    }
+
+    /// Counts one play of `slot` by thread `tid`.
+    #[inline]
+    pub fn mark_played(&mut self, slot: u32, tid: Tid) {
+        let p = &mut self.plays[slot as usize];
+        if *p == 0 {
+            self.first_tid[slot as usize] = tid;
+        } else {
+            self.extra_tids.entry(slot).or_default().push(tid);
+        }
+        *p += 1;
+    }
+
+    /// Notes a played tuple that has no recorded sample.
+    pub fn mark_unexpected(&mut self, tid: Tid, path: Vec<StackEntry>) {
+        self.unexpected.push((tid, path));
+    }
+
+    /// Clears all play counts (to play the same index again).
+    pub fn reset_plays(&mut self) {
+        for p in &mut self.plays {
+            if *p != ABSENT {
+                *p = 0;
+            }
+        }
+        self.extra_tids.clear();
+        self.unexpected.clear();
+    }
+
+    fn push_slot(&mut self, values: &[Value]) -> u32 {
+        let slot = self.plays.len() as u32;
+        self.values.extend(values.iter().map(Value::to_raw));
+        self.plays.push(0);
+        self.first_tid.push(0);
+        slot
+    }
+
+    fn push_absent(&mut self) {
+        self.values.extend(std::iter::repeat_n(0, self.m()));
+        self.plays.push(ABSENT);
+        self.first_tid.push(0);
+    }
+
+    fn node_for(&mut self, parent: u32, e: StackEntry) -> u32 {
+        let key = NodeKey {
+            parent,
+            sid: e.sid,
+            idx: e.idx,
+        };
+        if let Some(&n) = self.nodes.get(&key) {
+            return n;
+        }
+        let n = self.node_keys.len() as u32;
+        self.node_keys.push(key);
+        self.nodes.insert(key, n);
+        n
+    }
+
+    /// Adds one recorded sample. Refuses a tuple recorded twice and values
+    /// that do not match the callback sets.
+    pub fn insert(
+        &mut self,
+        stack: &[StackEntry],
+        values: &[Value],
+    ) -> std::result::Result<(), String> {
+        let Some((&leaf, enclosing)) = stack.split_last() else {
+            return Err("empty stack".into());
+        };
+        if values.len() != self.m()
+            || values
+                .iter()
+                .zip(&self.types)
+                .any(|(v, t)| v.data_type() != *t)
+        {
+            return Err("values do not match the callback sets' types".into());
+        }
+        // Reuse the node ids of the previous record's common prefix.
+        let reuse =
+            crate::record::common_prefix(&self.prev_stack, enclosing).min(self.prev_nodes.len());
+        self.prev_stack.truncate(reuse);
+        self.prev_nodes.truncate(reuse);
+        let mut parent = self.prev_nodes.last().copied().unwrap_or(ROOT);
+        for &e in &enclosing[reuse..] {
+            parent = self.node_for(parent, e);
+            self.prev_stack.push(e);
+            self.prev_nodes.push(parent);
+        }
+        let key = NodeKey {
+            parent,
+            sid: leaf.sid,
+            idx: leaf.idx,
+        };
+        let duplicate = || format!("tuple [{}] recorded twice", format_path(stack));
+        let end = self.plays.len() as u32;
+        match self.row_of.get(&(parent, leaf.sid)).copied() {
+            None => {
+                if self.overflow.contains_key(&key) {
+                    return Err(duplicate());
+                }
+                let start = self.push_slot(values);
+                self.row_of
+                    .insert((parent, leaf.sid), self.rows.len() as u32);
+                self.rows.push(Row {
+                    parent,
+                    sid: leaf.sid,
+                    base: leaf.idx,
+                    start,
+                    len: 1,
+                });
+            }
+            Some(r) => {
+                let row = self.rows[r as usize];
+                let off = leaf.idx as i64 - row.base as i64;
+                let at_end = row.start + row.len == end;
+                if off >= 0 && off < row.len as i64 {
+                    let slot = (row.start + off as u32) as usize;
+                    if self.plays[slot] != ABSENT || self.overflow.contains_key(&key) {
+                        return Err(duplicate());
+                    }
+                    self.plays[slot] = 0;
+                    let m = self.m();
+                    for (i, v) in values.iter().enumerate() {
+                        self.values[slot * m + i] = v.to_raw();
+                    }
+                } else if at_end && off >= row.len as i64 && off - (row.len as i64) <= MAX_ROW_GAP {
+                    if !self.overflow.is_empty() && self.overflow.contains_key(&key) {
+                        return Err(duplicate());
+                    }
+                    for _ in row.len as i64..off {
+                        self.push_absent();
+                    }
+                    self.push_slot(values);
+                    self.rows[r as usize].len = off as u32 + 1;
+                } else {
+                    if self.overflow.contains_key(&key) {
+                        return Err(duplicate());
+                    }
+                    let slot = self.push_slot(values);
+                    self.overflow.insert(key, slot);
+                }
+            }
+        }
+        self.samples += 1;
+        Ok(())
+    }
+
+    fn shrink(&mut self) {
+        self.values.shrink_to_fit();
+        self.plays.shrink_to_fit();
+        self.first_tid.shrink_to_fit();
+        self.rows.shrink_to_fit();
+        self.node_keys.shrink_to_fit();
+        self.prev_stack = Vec::new();
+        self.prev_nodes = Vec::new();
+    }
+
+    /// The path of node `node` (outermost first).
+    fn path_of_node(&self, mut node: u32, out: &mut Vec<StackEntry>) {
+        let start = out.len();
+        while node != ROOT {
+            let k = self.node_keys[node as usize];
+            out.push(StackEntry {
+                sid: k.sid,
+                idx: k.idx,
+            });
+            node = k.parent;
+        }
+        out[start..].reverse();
+    }
+
+    fn tuple(&self, parent: u32, sid: Sid, idx: Lidx, slot: u32) -> TupleReport {
+        let mut path = Vec::new();
+        self.path_of_node(parent, &mut path);
+        path.push(StackEntry { sid, idx });
+        let plays = self.plays[slot as usize];
+        let mut tids = Vec::new();
+        if plays > 0 {
+            tids.push(self.first_tid[slot as usize]);
+            if let Some(more) = self.extra_tids.get(&slot) {
+                tids.extend_from_slice(more);
+            }
+        }
+        TupleReport { path, plays, tids }
+    }
+
+    /// Calls `f(parent, sid, idx, slot)` for every recorded sample, rows
+    /// in recording order, then overflow samples.
+    fn for_each_sample(&self, mut f: impl FnMut(u32, Sid, Lidx, u32)) {
+        for row in &self.rows {
+            for off in 0..row.len {
+                let slot = row.start + off;
+                if self.plays[slot as usize] != ABSENT {
+                    f(row.parent, row.sid, row.base + off as Lidx, slot);
+                }
+            }
+        }
+        let mut extra: Vec<_> = self.overflow.iter().collect();
+        extra.sort_by_key(|(_, &slot)| slot);
+        for (k, &slot) in extra {
+            f(k.parent, k.sid, k.idx, slot);
+        }
+    }
+
+    /// Every recorded tuple with its play count.
+    pub fn play_counts(&self) -> Vec<TupleReport> {
+        let mut out = Vec::with_capacity(self.samples as usize);
+        self.for_each_sample(|parent, sid, idx, slot| out.push(self.tuple(parent, sid, idx, slot)));
+        out
+    }
+
+    /// The play count of the tuple `path`, if it was recorded.
+    pub fn play_count(&self, path: &[StackEntry]) -> Option<u32> {
+        let (&leaf, enclosing) = path.split_last()?;
+        let mut node = ROOT;
+        for e in enclosing {
+            node = self.child(node, e.sid, e.idx);
+        }
+        self.lookup(node, leaf.sid, leaf.idx)
+            .map(|slot| self.plays[slot as usize])
+    }
+
+    /// The verification report: missing, duplicated and unexpected tuples.
+    pub fn report(&self) -> PlaybackReport {
+        let mut report = PlaybackReport {
+            recorded: self.samples,
+            ..Default::default()
+        };
+        self.for_each_sample(|parent, sid, idx, slot| match self.plays[slot as usize] {
+            0 => report.missing.push(self.tuple(parent, sid, idx, slot)),
+            1 => report.played_once += 1,
+            _ => report.duplicated.push(self.tuple(parent, sid, idx, slot)),
+        });
+        for (tid, path) in &self.unexpected {
+            report.unexpected.push(TupleReport {
+                path: path.clone(),
+                plays: 1,
+                tids: vec![*tid],
+            });
+        }
+        report
+    }
+
+    /// Estimated heap bytes held by the index (hash tables counted by
+    /// their bucket arrays).
+    pub fn memory_bytes(&self) -> usize {
+        fn table<K, V>(m: &FxHashMap<K, V>) -> usize {
+            if m.capacity() == 0 {
+                return 0;
+            }
+            let buckets = (m.capacity() * 8 / 7).next_power_of_two();
+            buckets * (std::mem::size_of::<(K, V)>() + 1)
+        }
+        table(&self.nodes)
+            + table(&self.row_of)
+            + table(&self.overflow)
+            + self.node_keys.capacity() * std::mem::size_of::<NodeKey>()
+            + self.rows.capacity() * std::mem::size_of::<Row>()
+            + self.values.capacity() * 8
+            + self.plays.capacity() * 4
+            + self.first_tid.capacity() * 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(sid: Sid, idx: Lidx) -> StackEntry {
+        StackEntry { sid, idx }
+    }
+
+    fn index_of(tuples: &[Vec<StackEntry>]) -> PlaybackIndex {
+        let mut ix = PlaybackIndex::new(vec![DataType::UInt]);
+        for (i, t) in tuples.iter().enumerate() {
+            ix.insert(t, &[Value::UInt(i as u32)]).unwrap();
+        }
+        ix
+    }
+
+    fn find(ix: &PlaybackIndex, path: &[StackEntry]) -> Option<Value> {
+        let (&leaf, enclosing) = path.split_last().unwrap();
+        let mut node = ROOT;
+        for x in enclosing {
+            node = ix.child(node, x.sid, x.idx);
+        }
+        ix.lookup(node, leaf.sid, leaf.idx).map(|s| ix.value(s, 0))
+    }
+
+    #[test]
+    fn rows_gaps_and_overflow_all_find_their_samples() {
+        let tuples = vec![
+            vec![e(2, 0), e(1, 0)],
+            vec![e(2, 0), e(1, 1)],
+            vec![e(2, 0), e(1, 5)],   // gap padded
+            vec![e(2, 1), e(1, 0)],   // new row
+            vec![e(2, 0), e(1, 6)],   // row no longer at the end: overflow
+            vec![e(2, 0), e(1, 3)],   // fills a padded hole
+            vec![e(2, 0), e(1, 100)], // overflow
+            vec![e(2, 0)],            // a profiled section's own sample
+        ];
+        let ix = index_of(&tuples);
+        for (i, t) in tuples.iter().enumerate() {
+            assert_eq!(find(&ix, t), Some(Value::UInt(i as u32)), "{t:?}");
+        }
+        assert_eq!(find(&ix, &[e(2, 0), e(1, 2)]), None);
+        assert_eq!(find(&ix, &[e(3, 0), e(1, 0)]), None);
+        assert_eq!(ix.samples(), 8);
+        let counts = ix.play_counts();
+        assert_eq!(counts.len(), 8);
+    }
+
+    #[test]
+    fn duplicates_are_refused_wherever_they_land() {
+        let mut ix = index_of(&[vec![e(1, 0)], vec![e(1, 1)], vec![e(9, 0)], vec![e(1, 50)]]);
+        for t in [vec![e(1, 0)], vec![e(1, 50)], vec![e(9, 0)]] {
+            assert!(ix
+                .insert(&t, &[Value::UInt(0)])
+                .unwrap_err()
+                .contains("twice"));
+        }
+    }
+
+    #[test]
+    fn report_lists_missing_duplicated_and_unexpected() {
+        let mut ix = index_of(&[
+            vec![e(2, 0), e(1, 0)],
+            vec![e(2, 0), e(1, 1)],
+            vec![e(2, 0), e(1, 2)],
+        ]);
+        let n = ix.child(ROOT, 2, 0);
+        let s0 = ix.lookup(n, 1, 0).unwrap();
+        let s1 = ix.lookup(n, 1, 1).unwrap();
+        ix.mark_played(s0, 2);
+        ix.mark_played(s1, 2);
+        ix.mark_played(s1, 3);
+        ix.mark_unexpected(3, vec![e(2, 0), e(1, 7)]);
+        let r = ix.report();
+        assert_eq!(r.recorded, 3);
+        assert_eq!(r.played_once, 1);
+        assert_eq!(r.missing.len(), 1);
+        assert_eq!(r.missing[0].path, vec![e(2, 0), e(1, 2)]);
+        assert_eq!(r.duplicated[0].tids, vec![2, 3]);
+        assert_eq!(r.duplicated[0].plays, 2);
+        assert_eq!(r.unexpected[0].path, vec![e(2, 0), e(1, 7)]);
+        assert!(!r.is_exact());
+        assert_eq!(ix.play_count(&[e(2, 0), e(1, 1)]), Some(2));
+        ix.reset_plays();
+        assert_eq!(ix.report().missing.len(), 3);
+    }
+
+    #[test]
+    fn loop_samples_cost_at_most_48_bytes_each() {
+        let mut ix = PlaybackIndex::new(vec![DataType::ULong]);
+        for outer in 0..1000 {
+            for inner in 0..1000 {
+                ix.insert(&[e(8, 0), e(2, outer), e(1, inner)], &[Value::ULong(7)])
+                    .unwrap();
+            }
+        }
+        ix.shrink();
+        let per_sample = ix.memory_bytes() as f64 / ix.samples() as f64;
+        assert!(per_sample <= 48.0, "{per_sample} bytes per sample");
+    }
+}

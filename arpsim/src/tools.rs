@@ -1,0 +1,310 @@
+//! Library side of `sim-host arp dump|stats|convert`: the CLI only parses
+//! arguments and calls these.
+
+use crate::codec::{self, OutputSpec};
+use crate::error::{ArpError, Result};
+use crate::query::Dataset;
+use crate::record::{Payload, Record};
+use crate::types::{FileFormat, Mode, Sid};
+use rustc_hash::FxHashMap;
+use std::io::Write;
+use std::path::Path;
+
+fn io_out(e: std::io::Error) -> ArpError {
+    ArpError::io("<output>", e)
+}
+
+/// Writes the records of `path` as a readable table, streaming.
+pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
+    let mut n = 0u64;
+    let mut header_done = false;
+    let header = codec::for_each_record(path, |h, r| {
+        if !header_done {
+            write_header(h, out)?;
+            header_done = true;
+        }
+        n += 1;
+        let trace = crate::types::format_path(&r.stack);
+        let trace = if h.mode == Mode::RecordAll {
+            trace
+        } else {
+            r.stack
+                .iter()
+                .map(|e| e.sid.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let values = match &r.payload {
+            Payload::Sample(v) => v
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            Payload::Average { means, .. } => means
+                .iter()
+                .map(|m| format!("{m}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Payload::Histogram { histograms, .. } => histograms
+                .iter()
+                .map(|h| {
+                    let bins: Vec<String> =
+                        h.bins.iter().map(|(b, n)| format!("{b}:{n}")).collect();
+                    format!("[{}]", bins.join(" "))
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        writeln!(
+            out,
+            "{n:>8} {:>8}  {:<40} {values}",
+            r.payload.count(),
+            trace
+        )
+        .map_err(io_out)
+    })?;
+    if !header_done {
+        write_header(&header, out)?;
+    }
+    Ok(())
+}
+
+fn write_header(h: &crate::record::Header, out: &mut dyn Write) -> Result<()> {
+    let types: Vec<&str> = h.types.iter().map(|t| t.c_name()).collect();
+    writeln!(
+        out,
+        "# {} format, mode {}, {} record(s){}, callback set types: {}",
+        match h.format {
+            FileFormat::Ascii => "ascii",
+            FileFormat::Binary => "binary",
+        },
+        h.mode.name(),
+        h.count,
+        if h.partial { " (PARTIAL)" } else { "" },
+        types.join(", ")
+    )
+    .map_err(io_out)?;
+    writeln!(
+        out,
+        "{:>8} {:>8}  {:<40} values",
+        "record", "count", "trace"
+    )
+    .map_err(io_out)
+}
+
+/// Statistics of one callback set over one trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetStats {
+    pub mean: f64,
+    /// `None` when the file does not hold individual samples.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub total: f64,
+}
+
+/// Statistics of one trace (section-id path, counters ignored).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceStats {
+    pub path: Vec<Sid>,
+    pub count: u64,
+    /// One entry per callback set; empty for histogram files.
+    pub sets: Vec<SetStats>,
+}
+
+/// Per-trace count, mean, min, max and total of `path`, in order of first
+/// appearance. Streams the file.
+pub fn stats(path: &Path) -> Result<Vec<TraceStats>> {
+    let mut index: FxHashMap<Vec<Sid>, usize> = FxHashMap::default();
+    let mut out: Vec<TraceStats> = Vec::new();
+    codec::for_each_record(path, |h, r: &Record| {
+        let sids: Vec<Sid> = r.stack.iter().map(|e| e.sid).collect();
+        let i = *index.entry(sids.clone()).or_insert_with(|| {
+            out.push(TraceStats {
+                path: sids,
+                count: 0,
+                sets: match h.mode {
+                    Mode::RecordHistogram => Vec::new(),
+                    _ => vec![
+                        SetStats {
+                            mean: 0.0,
+                            min: None,
+                            max: None,
+                            total: 0.0
+                        };
+                        h.types.len()
+                    ],
+                },
+            });
+            out.len() - 1
+        });
+        let t = &mut out[i];
+        let count = r.payload.count();
+        t.count += count;
+        match &r.payload {
+            Payload::Sample(values) => {
+                for (s, v) in t.sets.iter_mut().zip(values) {
+                    let v = v.as_f64();
+                    s.total += v;
+                    s.min = Some(s.min.map_or(v, |m| m.min(v)));
+                    s.max = Some(s.max.map_or(v, |m| m.max(v)));
+                }
+            }
+            Payload::Average { means, .. } => {
+                for (s, m) in t.sets.iter_mut().zip(means) {
+                    s.total += m * count as f64;
+                }
+            }
+            Payload::Histogram { .. } => {}
+        }
+        Ok(())
+    })?;
+    for t in &mut out {
+        for s in &mut t.sets {
+            s.mean = s.total / t.count as f64;
+        }
+    }
+    Ok(out)
+}
+
+/// Writes [`stats`] as a table.
+pub fn write_stats(stats: &[TraceStats], out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:<40} {:>3} {:>10} {:>14} {:>14} {:>14} {:>16}",
+        "trace", "set", "count", "mean", "min", "max", "total"
+    )
+    .map_err(io_out)?;
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v}"));
+    for t in stats {
+        let path: Vec<String> = t.path.iter().map(|s| s.to_string()).collect();
+        let path = path.join(" ");
+        if t.sets.is_empty() {
+            writeln!(out, "{path:<40} {:>3} {:>10}", "-", t.count).map_err(io_out)?;
+        }
+        for (i, s) in t.sets.iter().enumerate() {
+            writeln!(
+                out,
+                "{path:<40} {i:>3} {:>10} {:>14.2} {:>14} {:>14} {:>16}",
+                t.count,
+                s.mean,
+                opt(s.min),
+                opt(s.max),
+                s.total
+            )
+            .map_err(io_out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Options of [`convert`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertOptions {
+    pub format: FileFormat,
+    pub gzip: bool,
+    /// Switch to this mode (manual 6.4 rules) while converting.
+    pub mode: Option<Mode>,
+}
+
+/// Converts `input` to `output` (atomically); returns the number of
+/// records written. Without a mode switch the records are streamed.
+pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> Result<u64> {
+    let spec = OutputSpec {
+        path: output.to_path_buf(),
+        format: options.format,
+        gzip: options.gzip,
+    };
+    let header = codec::open(input)?.header().clone();
+    if let Some(mode) = options.mode.filter(|&m| m != header.mode) {
+        let mut d = Dataset::load(input)?;
+        d.switch_mode(mode)?;
+        d.save(output, options.format, options.gzip)?;
+        return Ok(d.n_traces() as u64);
+    }
+    codec::write_file(&spec, &header, |w| {
+        codec::for_each_record(input, |_, r| {
+            w.write_payload(&r.stack, &r.payload)
+                .map_err(|e| ArpError::io(output.display().to_string(), e))
+        })?;
+        Ok(())
+    })?;
+    Ok(header.count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: &str = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n3\n\
+2 0 8@0 1@0: 10;\n2 1 1@1: 30;\n1 0 8@1: 100;\n";
+
+    fn file(dir: &Path, text: &str) -> std::path::PathBuf {
+        let p = dir.join("in.arp");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn dump_prints_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Vec::new();
+        dump(&file(dir.path(), ALL), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with(
+            "# ascii format, mode record_all, 3 record(s), callback set types: unsigned int\n"
+        ));
+        assert!(text.contains("8@0 1@1"), "{text}");
+        assert_eq!(text.lines().count(), 5);
+    }
+
+    #[test]
+    fn stats_group_by_section_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = stats(&file(dir.path(), ALL)).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].path, vec![8, 1]);
+        assert_eq!(s[0].count, 2);
+        assert_eq!(
+            s[0].sets[0],
+            SetStats {
+                mean: 20.0,
+                min: Some(10.0),
+                max: Some(30.0),
+                total: 40.0
+            }
+        );
+        let mut out = Vec::new();
+        write_stats(&s, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3);
+    }
+
+    #[test]
+    fn convert_round_trips_and_switches_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = file(dir.path(), ALL);
+        let bin = dir.path().join("out.bin.gz");
+        let opts = ConvertOptions {
+            format: FileFormat::Binary,
+            gzip: false,
+            mode: None,
+        };
+        assert_eq!(convert(&input, &bin, &opts).unwrap(), 3);
+        let back = dir.path().join("back.arp");
+        convert(&bin, &back, &ConvertOptions::default()).unwrap();
+        assert_eq!(std::fs::read_to_string(&back).unwrap(), ALL);
+        let avg = dir.path().join("avg.arp");
+        let opts = ConvertOptions {
+            mode: Some(Mode::RecordAverage),
+            ..Default::default()
+        };
+        assert_eq!(convert(&input, &avg, &opts).unwrap(), 2);
+        let opts = ConvertOptions {
+            mode: Some(Mode::RecordAll),
+            ..Default::default()
+        };
+        assert!(matches!(
+            convert(&avg, &back, &opts),
+            Err(ArpError::SwitchRefused { .. })
+        ));
+    }
+}

@@ -1,0 +1,86 @@
+/*
+ * crash - a guest that misbehaves on request, for sim-host's fault, limit
+ * and interruption handling. It records a few kernel samples first, so a
+ * test can check they survive in the partial data.arp.
+ *
+ *   crash unmapped   read of unmapped memory
+ *   crash flash      write to read-only code memory
+ *   crash undef      undefined instruction
+ *   crash stack      unbounded recursion: the stack runs out of RAM
+ *   crash loop       never ends (for --max-cycles, --timeout, Ctrl-C)
+ *   crash exit N     exits with status N
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <atomium_rp.h>
+
+static volatile unsigned sink;
+
+void __attribute__((noinline)) work(unsigned n)
+{
+    unsigned i;
+    for (i = 0; i < n; ++i)
+        sink += i * i;
+}
+
+static unsigned __attribute__((noinline)) recurse(unsigned depth)
+{
+    volatile unsigned frame[16];
+    frame[depth % 16] = depth;
+    if (depth == sink) /* never true while sink is 0; keeps gcc from calling it infinite */
+        return 0;
+    return recurse(depth + 1) + frame[depth % 16];
+}
+
+/* The command word: the first argument that is one. (The semihosting
+ * command line starts with the program name, as the ARM specification
+ * says; Debian's picolibc passes it on as argv[1].) */
+static int command(int argc, char **argv)
+{
+    static const char *const words[] = {"unmapped", "flash", "undef", "stack", "loop", "exit"};
+    int i;
+    unsigned w;
+    for (i = 1; i < argc; ++i)
+        for (w = 0; w < sizeof words / sizeof words[0]; ++w)
+            if (strcmp(argv[i], words[w]) == 0)
+                return i;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned k;
+    int at = command(argc, argv);
+    const char *what = at ? argv[at] : "";
+
+    arp_add_callbacks(arp_uint, 0, 0, 0, 0, 0);
+    arp_start(1, 2, arp_record_all, 0, 0, 0, 0, 0);
+    arp_enter(1, 2, 0);
+    for (k = 0; k < 3; ++k) {
+        arp_enter_kernel(1, 1, 0);
+        work(100);
+        arp_leave_kernel(1, 1);
+    }
+    printf("recorded 3 samples, now: %s\n", what);
+    fflush(stdout);
+
+    if (strcmp(what, "unmapped") == 0)
+        sink = *(volatile unsigned *)0x90000000u;
+    else if (strcmp(what, "flash") == 0)
+        *(volatile unsigned *)(void *)&work = 0;
+    else if (strcmp(what, "undef") == 0)
+        __builtin_trap();
+    else if (strcmp(what, "stack") == 0)
+        sink = recurse(1);
+    else if (strcmp(what, "loop") == 0)
+        for (;;)
+            work(1000);
+    else if (strcmp(what, "exit") == 0 && at + 1 < argc)
+        exit(atoi(argv[at + 1]));
+
+    arp_leave(1, 2);
+    arp_finish();
+    return 0;
+}

@@ -1,0 +1,633 @@
+//! The host side of ARP_SIM (ARP manual 6.3, DESIGN.md decision 1): the
+//! guest's calls of the ARP entry points, intercepted by the machine, run
+//! the arpsim engine here, with the host's measuring callback sets.
+//!
+//! What a recorded sample contains (the rule the zero-perturbation test
+//! pins): the engine reads the cycle counter when the guest reaches the
+//! first instruction of `arp_enter_kernel` and of `arp_leave_kernel`. The
+//! counter then includes everything executed before the call instruction and
+//! the call itself (`BL`/`JAL`, including its taken-branch refill), and none
+//! of the stub body or its return, which never execute. So a sample is the
+//! section's own cycles plus the cost of the leave call site (argument set-up
+//! and the call instruction); the enter call site's cost falls before the
+//! sample and counts only in the enclosing section.
+//!
+//! Alongside the engine, [`SectionStats`] keeps the report's per-trace
+//! statistics (count, total, min, max) for every section kind, whatever the
+//! recording mode.
+
+use arpsim::engine::{CallbackSet, Engine, FinishSummary, SectionKind};
+use arpsim::error::{ArpError, Severity};
+use arpsim::playback::PlaybackIndex;
+use arpsim::types::{DataType, FileFormat, Mode, Sid, Tid, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// An ARP entry point of the guest, by its symbol name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryPoint {
+    Enter(SectionKind),
+    Leave(SectionKind),
+    Spawned,
+    Join,
+    AddCallbacks,
+    Start,
+    Finish,
+    SetFileName,
+    SetFileFormat,
+    SimAddCallbacks,
+    SimStart,
+    /// A query-API function: answered with 0 / NULL inside a guest.
+    Query,
+}
+
+/// The guest symbols the host intercepts.
+pub const ENTRY_POINTS: &[(&str, EntryPoint)] = &[
+    ("arp_enter", EntryPoint::Enter(SectionKind::Plain)),
+    ("arp_enter_kernel", EntryPoint::Enter(SectionKind::Kernel)),
+    (
+        "arp_enter_profiled",
+        EntryPoint::Enter(SectionKind::Profiled),
+    ),
+    ("arp_leave", EntryPoint::Leave(SectionKind::Plain)),
+    ("arp_leave_kernel", EntryPoint::Leave(SectionKind::Kernel)),
+    (
+        "arp_leave_profiled",
+        EntryPoint::Leave(SectionKind::Profiled),
+    ),
+    ("arp_spawned", EntryPoint::Spawned),
+    ("arp_join", EntryPoint::Join),
+    ("arp_add_callbacks", EntryPoint::AddCallbacks),
+    ("arp_start", EntryPoint::Start),
+    ("arp_finish", EntryPoint::Finish),
+    ("arp_set_file_name", EntryPoint::SetFileName),
+    ("arp_set_output_file_format", EntryPoint::SetFileFormat),
+    ("arpsim_add_callbacks", EntryPoint::SimAddCallbacks),
+    ("arpsim_start", EntryPoint::SimStart),
+    ("arp_load_data", EntryPoint::Query),
+    ("arp_get_mode", EntryPoint::Query),
+    ("arp_switch_mode", EntryPoint::Query),
+    ("arp_free_data", EntryPoint::Query),
+    ("arp_get_data_mult", EntryPoint::Query),
+    ("arp_get_data_type", EntryPoint::Query),
+    ("arp_get_nTraces", EntryPoint::Query),
+    ("arp_get_trace", EntryPoint::Query),
+    ("arp_free_trace", EntryPoint::Query),
+    ("arp_trace_get_count", EntryPoint::Query),
+    ("arp_trace_get_stack_length", EntryPoint::Query),
+    ("arp_trace_get_stack_pos", EntryPoint::Query),
+    ("arp_trace_get_stack_index", EntryPoint::Query),
+    ("arp_trace_get_value", EntryPoint::Query),
+];
+
+/// What the host's callback sets measure (`--measure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Measure {
+    Cycles,
+    Instructions,
+}
+
+impl std::str::FromStr for Measure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "cycles" => Ok(Measure::Cycles),
+            "instructions" => Ok(Measure::Instructions),
+            other => Err(format!(
+                "unknown measure `{other}`; known: cycles, instructions"
+            )),
+        }
+    }
+}
+
+/// The counters of the core that is running, shared with the callbacks.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub cycles: Cell<u64>,
+    pub instructions: Cell<u64>,
+    /// Playback of cycles: the clock is to be set to this at the next
+    /// leave (enter time + recorded cost), per thread.
+    playback_starts: RefCell<HashMap<Tid, Vec<(u64, u64)>>>,
+}
+
+impl Counters {
+    fn read(&self, measure: Measure) -> u64 {
+        match measure {
+            Measure::Cycles => self.cycles.get(),
+            Measure::Instructions => self.instructions.get(),
+        }
+    }
+}
+
+/// One host callback set: the difference of a counter between enter and
+/// leave, as `unsigned long long`.
+struct CounterSet {
+    measure: Measure,
+    counters: Rc<Counters>,
+    playback: bool,
+}
+
+fn as_u64(value: &Value) -> u64 {
+    match *value {
+        Value::ULong(v) => v,
+        Value::Long(v) => v as u64,
+        Value::UInt(v) => u64::from(v),
+        Value::Int(v) => v as u64,
+        ref other => other.as_f64().max(0.0) as u64,
+    }
+}
+
+impl CallbackSet for CounterSet {
+    fn data_type(&self) -> DataType {
+        DataType::ULLong
+    }
+
+    fn enter(&mut self, tid: Tid, _sid: Sid, data: &mut Value) {
+        let now = self.counters.read(self.measure);
+        if self.playback && self.measure == Measure::Cycles {
+            // manual 6.2: the data area holds the recorded value; the
+            // simulated clock advances by it instead of the kernel's own cost
+            let recorded = as_u64(data);
+            self.counters
+                .playback_starts
+                .borrow_mut()
+                .entry(tid)
+                .or_default()
+                .push((now, recorded));
+        }
+        *data = Value::ULong(now);
+    }
+
+    fn leave(&mut self, tid: Tid, _sid: Sid, data: &mut Value) {
+        if self.playback && self.measure == Measure::Cycles {
+            let started = self
+                .counters
+                .playback_starts
+                .borrow_mut()
+                .get_mut(&tid)
+                .and_then(Vec::pop);
+            if let Some((start, recorded)) = started {
+                self.counters.cycles.set(start + recorded);
+                *data = Value::ULong(recorded);
+                return;
+            }
+        }
+        let start = as_u64(data);
+        *data = Value::ULong(self.counters.read(self.measure).saturating_sub(start));
+    }
+}
+
+/// Where a section was entered: for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallSite {
+    pub addr: u64,
+    pub function: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Frame {
+    sid: Sid,
+    kind: SectionKind,
+    function: Option<String>,
+    cycles: u64,
+    instructions: u64,
+}
+
+/// Statistics of one section trace.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceStats {
+    pub path: Vec<Sid>,
+    /// The function containing each section's enter call.
+    pub functions: Vec<Option<String>>,
+    pub kind: &'static str,
+    pub count: u64,
+    pub total_cycles: u64,
+    pub min_cycles: u64,
+    pub max_cycles: u64,
+    pub total_instructions: u64,
+}
+
+/// Per-trace statistics of every section, recorded on leave.
+#[derive(Debug, Default)]
+pub struct SectionStats {
+    stacks: HashMap<Tid, Vec<Frame>>,
+    traces: BTreeMap<Vec<Sid>, TraceStats>,
+}
+
+fn kind_name(kind: SectionKind) -> &'static str {
+    match kind {
+        SectionKind::Plain => "plain",
+        SectionKind::Kernel => "kernel",
+        SectionKind::Profiled => "profiled",
+    }
+}
+
+impl SectionStats {
+    fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: &CallSite, c: &Counters) {
+        self.stacks.entry(tid).or_default().push(Frame {
+            sid,
+            kind,
+            function: site.function.clone(),
+            cycles: c.cycles.get(),
+            instructions: c.instructions.get(),
+        });
+    }
+
+    fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
+        let Some(stack) = self.stacks.get_mut(&tid) else {
+            return;
+        };
+        if stack.last().map(|f| f.sid) != Some(sid) {
+            return; // the engine reports the mismatch
+        }
+        let path: Vec<Sid> = stack.iter().map(|f| f.sid).collect();
+        let functions = stack.iter().map(|f| f.function.clone()).collect();
+        let frame = stack.pop().expect("checked non-empty");
+        let cycles = c.cycles.get().saturating_sub(frame.cycles);
+        let instructions = c.instructions.get().saturating_sub(frame.instructions);
+        let t = self
+            .traces
+            .entry(path.clone())
+            .or_insert_with(|| TraceStats {
+                path,
+                functions,
+                kind: kind_name(frame.kind),
+                count: 0,
+                total_cycles: 0,
+                min_cycles: u64::MAX,
+                max_cycles: 0,
+                total_instructions: 0,
+            });
+        t.count += 1;
+        t.total_cycles += cycles;
+        t.min_cycles = t.min_cycles.min(cycles);
+        t.max_cycles = t.max_cycles.max(cycles);
+        t.total_instructions += instructions;
+    }
+
+    /// A thread starts with a copy of its parent's open sections.
+    fn spawned(&mut self, parent: Tid, child: Tid) {
+        let copy = self.stacks.get(&parent).cloned().unwrap_or_default();
+        self.stacks.insert(child, copy);
+    }
+
+    pub fn traces(&self) -> impl Iterator<Item = &TraceStats> {
+        self.traces.values()
+    }
+}
+
+/// How the run's ARP recording is set up from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ArpOptions {
+    /// `--mode`: overrides the mode the guest passes to `arpsim_start`.
+    pub mode: Option<Mode>,
+    /// `-o/--arp-file`: overrides the default and the guest's file name.
+    pub file: Option<PathBuf>,
+    pub format: Option<FileFormat>,
+    pub gzip: bool,
+    /// `--measure`: the callback sets, in order (default: cycles).
+    pub measures: Vec<Measure>,
+    /// `--playback FILE`: play this recording back.
+    pub playback: Option<PathBuf>,
+}
+
+/// A failed ARP call: the run stops (fatal) or continues (warning).
+#[derive(Debug)]
+pub struct ArpFailure {
+    pub error: ArpError,
+    pub fatal: bool,
+}
+
+impl From<ArpError> for ArpFailure {
+    fn from(error: ArpError) -> Self {
+        let fatal = matches!(
+            error.severity(),
+            Severity::Fatal | Severity::Io | Severity::Syntax
+        );
+        ArpFailure { error, fatal }
+    }
+}
+
+/// Arguments of an intercepted call, from the argument registers.
+#[derive(Debug, Clone, Copy)]
+pub struct CallArgs(pub [u32; 4]);
+
+/// The guest's ARP state on the host.
+pub struct ArpHost {
+    engine: Engine,
+    pub counters: Rc<Counters>,
+    options: ArpOptions,
+    callbacks_installed: bool,
+    started: bool,
+    finished: Option<FinishSummary>,
+    stats: SectionStats,
+    /// File name set by the guest with `arp_set_file_name`.
+    guest_file: Option<PathBuf>,
+    pub warnings: Vec<String>,
+    /// The tid that made the most recent call (the running thread).
+    pub last_tid: Tid,
+}
+
+impl ArpHost {
+    pub fn new(options: ArpOptions) -> ArpHost {
+        ArpHost {
+            engine: Engine::new(),
+            counters: Rc::new(Counters::default()),
+            options,
+            callbacks_installed: false,
+            started: false,
+            finished: None,
+            stats: SectionStats::default(),
+            guest_file: None,
+            warnings: Vec::new(),
+            last_tid: 1,
+        }
+    }
+
+    pub fn stats(&self) -> &SectionStats {
+        &self.stats
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    fn install_callbacks(&mut self) -> Result<(), ArpFailure> {
+        if self.callbacks_installed {
+            return Ok(());
+        }
+        let measures = if self.options.measures.is_empty() {
+            vec![Measure::Cycles]
+        } else {
+            self.options.measures.clone()
+        };
+        let playback = self.options.playback.is_some() || self.options.mode == Some(Mode::Playback);
+        for measure in measures {
+            self.engine.add_callbacks(Box::new(CounterSet {
+                measure,
+                counters: Rc::clone(&self.counters),
+                playback,
+            }))?;
+        }
+        self.callbacks_installed = true;
+        Ok(())
+    }
+
+    fn start(&mut self, max_tid: Tid, max_sid: Sid, guest_mode: u32) -> Result<(), ArpFailure> {
+        self.install_callbacks()?;
+        let file = self
+            .options
+            .file
+            .clone()
+            .or_else(|| self.guest_file.clone())
+            .unwrap_or_else(|| PathBuf::from("data.arp"));
+        self.engine.set_file_name(file)?;
+        if let Some(format) = self.options.format {
+            self.engine.set_file_format(format)?;
+        }
+        if self.options.gzip {
+            self.engine.set_gzip(true)?;
+        }
+        let mode = match self.options.mode {
+            Some(m) => m,
+            None if self.options.playback.is_some() => Mode::Playback,
+            None => Mode::from_code(guest_mode).ok_or_else(|| ArpFailure {
+                error: ArpError::Invalid(format!(
+                    "arpsim_start: mode {guest_mode} is not an arp_mode (0..3)"
+                )),
+                fatal: true,
+            })?,
+        };
+        if mode == Mode::Playback {
+            let path = self.options.playback.clone().ok_or_else(|| ArpFailure {
+                error: ArpError::Invalid("playback mode needs a recording: --playback FILE".into()),
+                fatal: true,
+            })?;
+            let index = PlaybackIndex::load(&path)?;
+            self.engine.start_playback(max_tid, max_sid, index)?;
+        } else {
+            self.engine.start(max_tid, max_sid, mode)?;
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    /// Runs one intercepted call. Returns the value for the return register.
+    pub fn call(
+        &mut self,
+        entry: EntryPoint,
+        args: CallArgs,
+        site: &CallSite,
+        read_string: &dyn Fn(u32) -> Option<String>,
+    ) -> Result<u32, ArpFailure> {
+        let [a0, a1, a2, _] = args.0;
+        let tid = a0 as Tid;
+        let sid = a1 as Sid;
+        match entry {
+            EntryPoint::Enter(kind) => {
+                self.last_tid = tid;
+                self.engine.enter(tid, sid, a2 as i32, kind)?;
+                self.stats.enter(tid, sid, kind, site, &self.counters);
+            }
+            EntryPoint::Leave(kind) => {
+                self.last_tid = tid;
+                self.engine.leave(tid, sid, kind)?;
+                self.stats.leave(tid, sid, &self.counters);
+            }
+            EntryPoint::Spawned => {
+                self.engine.spawned(a0 as Tid, a1 as Tid)?;
+                self.stats.spawned(a0 as Tid, a1 as Tid);
+            }
+            EntryPoint::Join => self.engine.join(tid)?,
+            EntryPoint::AddCallbacks | EntryPoint::SimAddCallbacks => {
+                if entry == EntryPoint::AddCallbacks {
+                    self.warnings.push(
+                        "the guest calls arp_add_callbacks with its own callbacks; under sim-host the host's \
+                         callbacks measure instead (build with -DARP_SIM)"
+                            .into(),
+                    );
+                }
+                self.install_callbacks()?;
+            }
+            EntryPoint::Start | EntryPoint::SimStart => self.start(a0 as Tid, a1 as Sid, a2)?,
+            EntryPoint::Finish => {
+                if self.finished.is_none() {
+                    self.finished = Some(self.engine.finish()?);
+                }
+            }
+            EntryPoint::SetFileName => match read_string(a0) {
+                Some(name) if is_plain_relative(&name) => self.guest_file = Some(name.into()),
+                Some(name) => self.warnings.push(format!(
+                    "arp_set_file_name(\"{name}\") refused: only a relative path inside the working \
+                     directory is accepted from a guest; writing the default name"
+                )),
+                None => self
+                    .warnings
+                    .push("arp_set_file_name: the name is not readable guest memory".into()),
+            },
+            EntryPoint::SetFileFormat => {
+                if self.options.format.is_none() {
+                    let format = if a0 == 1 {
+                        FileFormat::Binary
+                    } else {
+                        FileFormat::Ascii
+                    };
+                    self.engine.set_file_format(format)?;
+                }
+            }
+            EntryPoint::Query => {}
+        }
+        Ok(0)
+    }
+
+    /// At the end of a run: writes the file if the guest started recording
+    /// and did not finish (a partial file when the run was cut short or
+    /// sections are still open). Returns what `arp_finish` returned.
+    pub fn conclude(&mut self, complete_run: bool) -> Option<Result<&FinishSummary, ArpError>> {
+        if !self.started {
+            return None;
+        }
+        if self.finished.is_none() {
+            let result = if complete_run {
+                self.engine
+                    .finish()
+                    .or_else(|_| self.engine.finish_partial())
+            } else {
+                self.engine.finish_partial()
+            };
+            match result {
+                Ok(summary) => self.finished = Some(summary),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        self.finished.as_ref().map(Ok)
+    }
+}
+
+/// A guest-chosen output name: relative, no `..`, not empty.
+fn is_plain_relative(name: &str) -> bool {
+    let p = std::path::Path::new(name);
+    !name.is_empty()
+        && p.is_relative()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> CallSite {
+        CallSite {
+            addr: 0,
+            function: Some("main".into()),
+        }
+    }
+
+    #[test]
+    fn records_cycle_differences_into_stats() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.arp");
+        let mut host = ArpHost::new(ArpOptions {
+            file: Some(file.clone()),
+            ..Default::default()
+        });
+        let no_strings = |_| None;
+        let c = Rc::clone(&host.counters);
+        host.call(
+            EntryPoint::SimAddCallbacks,
+            CallArgs([0; 4]),
+            &site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(
+            EntryPoint::SimStart,
+            CallArgs([1, 8, 1, 0]),
+            &site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(
+            EntryPoint::Enter(SectionKind::Plain),
+            CallArgs([1, 2, 0, 0]),
+            &site(),
+            &no_strings,
+        )
+        .unwrap();
+        for i in 0..3u64 {
+            c.cycles.set(100 * i);
+            host.call(
+                EntryPoint::Enter(SectionKind::Kernel),
+                CallArgs([1, 1, 0, 0]),
+                &site(),
+                &no_strings,
+            )
+            .unwrap();
+            c.cycles.set(100 * i + 10 + i);
+            host.call(
+                EntryPoint::Leave(SectionKind::Kernel),
+                CallArgs([1, 1, 0, 0]),
+                &site(),
+                &no_strings,
+            )
+            .unwrap();
+        }
+        host.call(
+            EntryPoint::Leave(SectionKind::Plain),
+            CallArgs([1, 2, 0, 0]),
+            &site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(EntryPoint::Finish, CallArgs([0; 4]), &site(), &no_strings)
+            .unwrap();
+        let kernel = host.stats().traces().find(|t| t.path == [2, 1]).unwrap();
+        assert_eq!((kernel.count, kernel.total_cycles), (3, 10 + 11 + 12));
+        assert_eq!((kernel.min_cycles, kernel.max_cycles), (10, 12));
+        assert_eq!(kernel.kind, "kernel");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("2 0 2@0 1@0: 10;"), "{text}");
+    }
+
+    #[test]
+    fn leave_without_enter_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut host = ArpHost::new(ArpOptions {
+            file: Some(dir.path().join("t.arp")),
+            ..Default::default()
+        });
+        let no_strings = |_| None;
+        host.call(
+            EntryPoint::SimStart,
+            CallArgs([1, 8, 0, 0]),
+            &site(),
+            &no_strings,
+        )
+        .unwrap();
+        let err = host
+            .call(
+                EntryPoint::Leave(SectionKind::Kernel),
+                CallArgs([1, 1, 0, 0]),
+                &site(),
+                &no_strings,
+            )
+            .unwrap_err();
+        assert!(
+            err.error.to_string().contains("without a matching enter"),
+            "{}",
+            err.error
+        );
+    }
+
+    #[test]
+    fn guest_file_names_must_stay_relative() {
+        assert!(is_plain_relative("out.arp"));
+        assert!(is_plain_relative("dir/out.arp"));
+        assert!(!is_plain_relative("/tmp/x.arp"));
+        assert!(!is_plain_relative("../x.arp"));
+        assert!(!is_plain_relative(""));
+    }
+}

@@ -1,0 +1,192 @@
+//! `sim-host run`: run a guest ELF, print its output, report its costs.
+//!
+//! Exit status: the guest's own exit status when it exits; otherwise
+//! 120 guest fault, 121 fatal ARP error, 122 `--max-cycles` reached,
+//! 123 `--timeout` reached, 130 interrupted (Ctrl-C), 125 the run could not
+//! start (bad ELF, target or option; the message says which).
+
+use anyhow::{bail, Context, Result};
+use arpsim::types::{FileFormat, Mode};
+use sim_host::arp_host::{ArpOptions, Measure};
+use sim_host::elf::GuestImage;
+use sim_host::machine::{self, RunOptions, Stop};
+use sim_host::report::Report;
+use sim_host::target::{self, Target};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const EXIT_FAULT: i32 = 120;
+pub const EXIT_ARP_ERROR: i32 = 121;
+pub const EXIT_CYCLE_LIMIT: i32 = 122;
+pub const EXIT_TIMEOUT: i32 = 123;
+pub const EXIT_SETUP: i32 = 125;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The guest ELF (built for the target, with -DARP_SIM to record).
+    pub elf: PathBuf,
+    /// Built-in target (see `sim-host targets`).
+    #[arg(long, default_value = "cortex-m4", conflicts_with = "target_file")]
+    pub target: String,
+    /// A target description file instead of a built-in target.
+    #[arg(long)]
+    pub target_file: Option<PathBuf>,
+    /// Stop after this many cycles (a partial data.arp is written).
+    #[arg(long)]
+    pub max_cycles: Option<u64>,
+    /// Stop after this many seconds of host time.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// The only host directory the guest may open files in.
+    #[arg(long)]
+    pub fs_root: Option<PathBuf>,
+    /// ARP mode, overriding the guest's arpsim_start argument:
+    /// record_average, record_all, record_histogram, playback.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Where to write data.arp (default: the guest's arp_set_file_name, else data.arp).
+    #[arg(short = 'o', long = "arp-file")]
+    pub arp_file: Option<PathBuf>,
+    /// data.arp format: ascii or binary.
+    #[arg(long)]
+    pub arp_format: Option<String>,
+    /// gzip data.arp.
+    #[arg(long)]
+    pub gzip: bool,
+    /// Callback sets, in order: cycles, instructions.
+    #[arg(long, value_delimiter = ',', default_value = "cycles")]
+    pub measure: Vec<String>,
+    /// Play this recording back (implies --mode playback).
+    #[arg(long)]
+    pub playback: Option<PathBuf>,
+    /// Also write the report as JSON (schema in sim-host/src/report.rs).
+    #[arg(long)]
+    pub report_json: Option<PathBuf>,
+    /// Do not print the report table.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Arguments for the guest (SYS_GET_CMDLINE), after `--`.
+    #[arg(last = true)]
+    pub guest_args: Vec<String>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode> {
+    Ok(match s {
+        "record_average" | "average" => Mode::RecordAverage,
+        "record_all" | "all" => Mode::RecordAll,
+        "record_histogram" | "histogram" => Mode::RecordHistogram,
+        "playback" => Mode::Playback,
+        other => bail!(
+            "--mode {other}: expected record_average, record_all, record_histogram or playback"
+        ),
+    })
+}
+
+fn load_target(args: &Args) -> Result<Target> {
+    Ok(match &args.target_file {
+        Some(path) => Target::load(path)?,
+        None => target::builtin(&args.target)?,
+    })
+}
+
+/// Runs the guest; returns the process exit status.
+pub fn run(args: Args) -> Result<i32> {
+    let setup = || -> Result<(Target, GuestImage, RunOptions)> {
+        let target = load_target(&args)?;
+        let image = GuestImage::load(&args.elf, &target)?;
+        let measures = args
+            .measure
+            .iter()
+            .map(|m| m.parse::<Measure>().map_err(anyhow::Error::msg))
+            .collect::<Result<Vec<_>>>()
+            .context("--measure")?;
+        let format = match args.arp_format.as_deref() {
+            None => None,
+            Some("ascii") => Some(FileFormat::Ascii),
+            Some("binary") => Some(FileFormat::Binary),
+            Some(other) => bail!("--arp-format {other}: expected ascii or binary"),
+        };
+        if let Some(p) = &args.playback {
+            if !p.exists() {
+                bail!("--playback {}: no such file", p.display());
+            }
+        }
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&interrupt);
+        // A second Ctrl-C kills the process the usual way.
+        let _ = ctrlc::set_handler(move || {
+            if flag.swap(true, Ordering::SeqCst) {
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        });
+        let program = args
+            .elf
+            .file_name()
+            .map_or("guest".into(), |n| n.to_string_lossy().into_owned());
+        let cmdline = std::iter::once(program)
+            .chain(args.guest_args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let options = RunOptions {
+            max_cycles: args.max_cycles,
+            timeout: args.timeout.map(Duration::from_secs_f64),
+            fs_root: args.fs_root.clone(),
+            cmdline,
+            echo: true,
+            interrupt: Some(interrupt),
+            arp: ArpOptions {
+                mode: args.mode.as_deref().map(parse_mode).transpose()?,
+                file: args.arp_file.clone(),
+                format,
+                gzip: args.gzip,
+                measures,
+                playback: args.playback.clone(),
+            },
+            observers: Vec::new(),
+        };
+        Ok((target, image, options))
+    };
+    let (target, image, options) = match setup() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sim-host: {e:#}");
+            return Ok(EXIT_SETUP);
+        }
+    };
+    let (name, clock) = (target.name.clone(), target.clock_hz);
+    let outcome = machine::run(image, target, options)?;
+    let report = Report::new(&outcome, &args.elf.display().to_string(), &name, clock);
+    match &outcome.stop {
+        Stop::Exit(_) => {}
+        Stop::Fault(f) => eprintln!("sim-host: guest fault: {f}"),
+        other => eprintln!(
+            "sim-host: {}",
+            report
+                .stop
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("{other:?}"))
+        ),
+    }
+    if let Some(e) = &outcome.arp_error {
+        eprintln!("sim-host: writing data.arp failed: {e}");
+    }
+    if !args.quiet {
+        eprint!("\n{}", report.to_text());
+    }
+    if let Some(path) = &args.report_json {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(match outcome.stop {
+        Stop::Exit(status) => status,
+        Stop::Fault(_) => EXIT_FAULT,
+        Stop::Arp(_) => EXIT_ARP_ERROR,
+        Stop::CycleLimit(_) => EXIT_CYCLE_LIMIT,
+        Stop::Timeout(_) => EXIT_TIMEOUT,
+        Stop::Interrupted => EXIT_INTERRUPTED,
+    })
+}

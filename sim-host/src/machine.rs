@@ -1,0 +1,1008 @@
+//! The emulated machine: Unicorn with the target's CPU model and memory
+//! map, the block hook that charges cached block prices (DESIGN.md decision
+//! 2), interception of the ARP entry points (decision 1), semihosting,
+//! faults and limits.
+//!
+//! Invariants:
+//! - the engine is never given an instruction count (`emu_start(.., 0)`):
+//!   counting instructions would disable block chaining;
+//! - a block is decoded and priced once; afterwards its hook does a cache
+//!   lookup and a few additions;
+//! - the bodies of intercepted functions never execute and cost nothing: a
+//!   code hook on their first instruction returns to the caller, and their
+//!   block is priced at zero;
+//! - the run always ends with a [`Stop`] reason and the counters so far,
+//!   whatever the guest does.
+
+use crate::arp_host::{
+    ArpHost, ArpOptions, CallArgs, CallSite, EntryPoint, TraceStats, ENTRY_POINTS,
+};
+use crate::cycles::{self, DynamicSite};
+use crate::decode::Decoder;
+use crate::elf::GuestImage;
+use crate::semihost::{self, Console, GuestMemory, HostConsole, MemoryFault, Outcome, Semihost};
+use crate::target::{Arch, InsnClass, Target};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use unicorn_engine::unicorn_const::{
+    uc_error, Arch as UcArch, HookType, MemType, Mode as UcMode, Prot,
+};
+use unicorn_engine::{ArmCpuModel, RegisterARM, RegisterRISCV, Riscv32CpuModel, Unicorn};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error("unicorn: {what}: {error:?}")]
+    Unicorn { what: String, error: uc_error },
+    #[error("target `{target}`: unknown CPU model `{cpu}` for Unicorn")]
+    UnknownCpu { target: String, cpu: String },
+    #[error(transparent)]
+    Decode(#[from] crate::decode::DecodeError),
+}
+
+fn uc<T>(what: &str, r: Result<T, uc_error>) -> Result<T, MachineError> {
+    r.map_err(|error| MachineError::Unicorn {
+        what: what.to_owned(),
+        error,
+    })
+}
+
+/// Observes execution for profiles (SIR annotation, callgrind, traces).
+/// Installed only when a profile is asked for: it costs a call per
+/// executed block (and per memory access with [`wants_memory`]).
+///
+/// [`wants_memory`]: ExecutionObserver::wants_memory
+pub trait ExecutionObserver {
+    /// A block of `instructions` instructions starting at `addr` executes;
+    /// the core's cycle count goes from `cycles_before` to `cycles_after`
+    /// (including a taken-branch penalty for entering it).
+    fn block(&mut self, addr: u64, instructions: u32, cycles_before: u64, cycles_after: u64);
+    /// A load or store by the instruction at `pc` (only if `wants_memory`).
+    fn memory(&mut self, _pc: u64, _addr: u64, _size: usize, _write: bool) {}
+    /// Whether to observe loads and stores (slow: a hook per access).
+    fn wants_memory(&self) -> bool {
+        false
+    }
+}
+
+/// A shared observer: the caller keeps a clone to read it after the run.
+pub type Observer = Rc<std::cell::RefCell<dyn ExecutionObserver>>;
+
+/// How a run is set up.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    pub max_cycles: Option<u64>,
+    pub timeout: Option<Duration>,
+    /// The only host directory the guest may open files in.
+    pub fs_root: Option<PathBuf>,
+    /// Program name and arguments for SYS_GET_CMDLINE.
+    pub cmdline: String,
+    /// Print the guest's console output as it runs.
+    pub echo: bool,
+    /// Set (by Ctrl-C) to stop the run cleanly.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    pub arp: ArpOptions,
+    /// Profiling observers (none for a plain run).
+    pub observers: Vec<Observer>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("max_cycles", &self.max_cycles)
+            .field("timeout", &self.timeout)
+            .field("fs_root", &self.fs_root)
+            .field("cmdline", &self.cmdline)
+            .field("arp", &self.arp)
+            .field("observers", &self.observers.len())
+            .finish()
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The guest exited through semihosting with this status.
+    Exit(i32),
+    Fault(Fault),
+    CycleLimit(u64),
+    Timeout(Duration),
+    Interrupted,
+    /// The ARP engine reported a fatal error.
+    Arp(String),
+}
+
+/// What went wrong in the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: String,
+    /// The data address of a memory fault.
+    pub address: Option<u64>,
+    pub pc: u64,
+    /// `pc` as `function+offset (address)`.
+    pub location: String,
+    pub instruction: Option<String>,
+    /// The last taken branches, oldest first, as `from -> to`.
+    pub branches: Vec<String>,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if let Some(a) = self.address {
+            write!(f, " at address {a:#010x}")?;
+        }
+        write!(f, "\n  pc: {}", self.location)?;
+        if let Some(i) = &self.instruction {
+            write!(f, ": {i}")?;
+        }
+        if !self.branches.is_empty() {
+            write!(f, "\n  last taken branches (oldest first):")?;
+            for b in &self.branches {
+                write!(f, "\n    {b}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub stop: Stop,
+    pub cycles: u64,
+    pub instructions: u64,
+    pub host_time: Duration,
+    pub console: Vec<u8>,
+    pub sections: Vec<TraceStats>,
+    /// The `data.arp` written: path, records, partial.
+    pub arp_file: Option<(PathBuf, u64, bool)>,
+    pub arp_error: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// A block's price, packed for the hot path.
+#[derive(Debug, Clone, Copy, Default)]
+struct Price {
+    cycles: u32,
+    instructions: u32,
+    fallthrough: u32,
+    last_insn: u32,
+    taken_extra: u16,
+    entry_penalty: u16,
+}
+
+const SLOTS: usize = 1 << 16;
+const TRAIL: usize = 16;
+
+/// Direct-mapped cache in front of a map of all priced blocks.
+struct BlockCache {
+    slots: Box<[(u32, u32)]>,
+    prices: Vec<Price>,
+    index: HashMap<u32, u32>,
+}
+
+impl BlockCache {
+    fn new() -> BlockCache {
+        BlockCache {
+            slots: vec![(0, 0); SLOTS].into_boxed_slice(),
+            prices: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&mut self, addr: u32) -> Option<Price> {
+        let slot = (addr as usize >> 1) & (SLOTS - 1);
+        let (tag, i) = self.slots[slot];
+        if tag == addr.wrapping_add(1) {
+            return Some(self.prices[i as usize]);
+        }
+        let i = *self.index.get(&addr)?;
+        self.slots[slot] = (addr.wrapping_add(1), i);
+        Some(self.prices[i as usize])
+    }
+
+    fn insert(&mut self, addr: u32, price: Price) {
+        let i = self.prices.len() as u32;
+        self.prices.push(price);
+        self.index.insert(addr, i);
+        self.slots[(addr as usize >> 1) & (SLOTS - 1)] = (addr.wrapping_add(1), i);
+    }
+}
+
+/// Everything the hooks share, stored in Unicorn's user data.
+struct State {
+    arch: Arch,
+    target: Rc<Target>,
+    image: Rc<GuestImage>,
+    decoder: Decoder,
+    cache: BlockCache,
+    cycles: u64,
+    instructions: u64,
+    prev_fallthrough: u64,
+    prev_taken_extra: u32,
+    prev_last_insn: u64,
+    trail: [(u32, u32); TRAIL],
+    trail_len: usize,
+    max_cycles: u64,
+    interrupt: Option<Arc<AtomicBool>>,
+    stop: Option<Stop>,
+    /// The invalid access and the PC of the instruction that made it.
+    bad_access: Option<(MemType, u64, usize, u64)>,
+    semihost: Semihost,
+    console: HostConsole,
+    arp: ArpHost,
+    warnings: Vec<String>,
+}
+
+impl State {
+    fn record_branch(&mut self, to: u64) {
+        self.trail[self.trail_len % TRAIL] = (self.prev_last_insn as u32, to as u32);
+        self.trail_len += 1;
+    }
+
+    fn branches(&self) -> Vec<String> {
+        let n = self.trail_len.min(TRAIL);
+        (self.trail_len - n..self.trail_len)
+            .map(|i| {
+                let (from, to) = self.trail[i % TRAIL];
+                format!(
+                    "{} -> {}",
+                    self.image.describe(u64::from(from)),
+                    self.image.describe(u64::from(to))
+                )
+            })
+            .collect()
+    }
+}
+
+type Uc<'a> = Unicorn<'a, State>;
+
+/// Guest memory through Unicorn, for semihosting.
+struct UcMemory<'a, 'b>(&'a mut Uc<'b>);
+
+impl GuestMemory for UcMemory<'_, '_> {
+    fn read(&self, addr: u32, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        self.0
+            .mem_read(u64::from(addr), buf)
+            .map_err(|_| MemoryFault {
+                addr,
+                len: buf.len() as u32,
+            })
+    }
+    fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
+        self.0
+            .mem_write(u64::from(addr), data)
+            .map_err(|_| MemoryFault {
+                addr,
+                len: data.len() as u32,
+            })
+    }
+}
+
+struct Regs {
+    args: [i32; 4],
+    ret_addr: i32,
+    ret_value: i32,
+    pc: i32,
+    sp: i32,
+}
+
+fn regs(arch: Arch) -> Regs {
+    match arch {
+        Arch::Arm => Regs {
+            args: [
+                RegisterARM::R0 as i32,
+                RegisterARM::R1 as i32,
+                RegisterARM::R2 as i32,
+                RegisterARM::R3 as i32,
+            ],
+            ret_addr: RegisterARM::LR as i32,
+            ret_value: RegisterARM::R0 as i32,
+            pc: RegisterARM::PC as i32,
+            sp: RegisterARM::SP as i32,
+        },
+        Arch::Riscv => Regs {
+            args: [
+                RegisterRISCV::X10 as i32,
+                RegisterRISCV::X11 as i32,
+                RegisterRISCV::X12 as i32,
+                RegisterRISCV::X13 as i32,
+            ],
+            ret_addr: RegisterRISCV::X1 as i32,
+            ret_value: RegisterRISCV::X10 as i32,
+            pc: RegisterRISCV::PC as i32,
+            sp: RegisterRISCV::X2 as i32,
+        },
+    }
+}
+
+/// Unicorn register id of architectural register `n`.
+fn arch_reg(arch: Arch, n: u8) -> i32 {
+    match arch {
+        Arch::Arm => match n {
+            13 => RegisterARM::SP as i32,
+            14 => RegisterARM::LR as i32,
+            15 => RegisterARM::PC as i32,
+            n => RegisterARM::R0 as i32 + i32::from(n),
+        },
+        Arch::Riscv => RegisterRISCV::X0 as i32 + i32::from(n),
+    }
+}
+
+fn cpu_model(target: &Target) -> Result<i32, MachineError> {
+    let unknown = || MachineError::UnknownCpu {
+        target: target.name.clone(),
+        cpu: target.cpu.clone(),
+    };
+    Ok(match (target.arch, target.cpu.as_str()) {
+        (Arch::Arm, "cortex-m0") => ArmCpuModel::CORTEX_M0 as i32,
+        (Arch::Arm, "cortex-m3") => ArmCpuModel::CORTEX_M3 as i32,
+        (Arch::Arm, "cortex-m4") => ArmCpuModel::CORTEX_M4 as i32,
+        (Arch::Arm, "cortex-m7") => ArmCpuModel::CORTEX_M7 as i32,
+        (Arch::Arm, "cortex-m33") => ArmCpuModel::CORTEX_M33 as i32,
+        (Arch::Riscv, "sifive-e31") => Riscv32CpuModel::SIFIVE_E31 as i32,
+        (Arch::Riscv, "rv32") => Riscv32CpuModel::ANY as i32,
+        _ => return Err(unknown()),
+    })
+}
+
+fn prot(region: &crate::target::Region) -> Prot {
+    let mut p = Prot::NONE;
+    if region.access.read {
+        p |= Prot::READ;
+    }
+    if region.access.write {
+        p |= Prot::WRITE;
+    }
+    if region.access.execute {
+        p |= Prot::EXEC;
+    }
+    p
+}
+
+/// Addresses of the `ebreak` of RISC-V semihosting sequences
+/// (`slli x0,x0,0x1f; ebreak; srai x0,x0,7`) in executable segments.
+fn riscv_semihosting_sites(image: &GuestImage) -> Vec<u64> {
+    const SLLI: [u8; 4] = 0x01f0_1013u32.to_le_bytes();
+    const EBREAK: [u8; 4] = 0x0010_0073u32.to_le_bytes();
+    const SRAI: [u8; 4] = 0x4070_5013u32.to_le_bytes();
+    let mut sites = Vec::new();
+    for seg in image.segments.iter().filter(|s| s.executable) {
+        let d = &seg.data;
+        let mut i = 0;
+        while i + 12 <= d.len() {
+            if d[i..i + 4] == SLLI && d[i + 4..i + 8] == EBREAK && d[i + 8..i + 12] == SRAI {
+                sites.push(seg.load_addr + i as u64 + 4);
+                i += 12;
+            } else {
+                i += 2;
+            }
+        }
+    }
+    sites
+}
+
+/// Data-dependent instructions (dividers, early-terminating multipliers)
+/// in the image's functions, found before the run so their hooks exist
+/// before any code is translated.
+fn dynamic_sites(image: &GuestImage, target: &Target, decoder: &Decoder) -> Vec<DynamicSite> {
+    let mut sites = Vec::new();
+    let dynamic_classes: Vec<InsnClass> = target
+        .classes
+        .iter()
+        .filter(|(_, c)| c.dynamic.is_some())
+        .map(|(k, _)| *k)
+        .collect();
+    if dynamic_classes.is_empty() {
+        return sites;
+    }
+    for (i, f) in image.functions.iter().enumerate() {
+        // assembly functions often have no size: decode up to the next one
+        let size = if f.size > 0 {
+            f.size
+        } else {
+            image
+                .functions
+                .get(i + 1)
+                .map_or(0, |next| next.addr - f.addr)
+                .min(4096)
+        };
+        let Some(code) = image.bytes_at(f.addr, size as usize) else {
+            continue;
+        };
+        let Ok(insns) = decoder.decode(code, f.addr, false) else {
+            continue;
+        };
+        let cost = cycles::price_block(target, &insns, 0);
+        sites.extend(cost.dynamic);
+    }
+    sites.sort_by_key(|s| s.addr);
+    sites.dedup_by_key(|s| s.addr);
+    sites
+}
+
+/// Initial stack pointer and entry: from the vector table on M-profile
+/// cores (as the hardware does at reset), else the ELF entry and the top of
+/// the highest RAM region.
+fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
+    let ram_top = target
+        .regions
+        .iter()
+        .filter(|r| r.access.write)
+        .map(|r| r.end())
+        .max()
+        .unwrap_or(0);
+    if target.arch == Arch::Arm {
+        if let (Some(sp), Some(pc)) = (image.bytes_at(0, 4), image.bytes_at(4, 4)) {
+            let sp = u64::from(u32::from_le_bytes(sp.try_into().expect("4 bytes")));
+            let pc = u64::from(u32::from_le_bytes(pc.try_into().expect("4 bytes")));
+            let sp_in_ram = target
+                .regions
+                .iter()
+                .any(|r| r.access.write && sp > r.start && sp <= r.end());
+            if sp_in_ram && image.function_at(pc & !1).is_some() {
+                return (sp, pc & !1);
+            }
+        }
+    }
+    (ram_top, image.entry & !1)
+}
+
+fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
+    let len = if size == 0 { 64 } else { size as usize };
+    let mut code = vec![0u8; len];
+    if uc.mem_read(addr, &mut code).is_err() {
+        return Price::default();
+    }
+    let st = uc.get_data();
+    let wait = st.target.region_of(addr, 1).map_or(0, |r| r.wait_states);
+    let insns = st
+        .decoder
+        .decode(&code, addr, size == 0)
+        .unwrap_or_default();
+    let cost = cycles::price_block(&st.target, &insns, wait);
+    Price {
+        cycles: cost.cycles,
+        instructions: cost.instructions,
+        fallthrough: cost.fallthrough as u32,
+        last_insn: insns.last().map_or(addr, |i| i.addr) as u32,
+        taken_extra: cost.taken_extra as u16,
+        entry_penalty: cost.entry_penalty as u16,
+    }
+}
+
+fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
+    let arch = uc.get_data().arch;
+    let pc = uc.reg_read(regs(arch).pc).unwrap_or(0);
+    let mut code = [0u8; 4];
+    let instruction = uc
+        .mem_read(pc, &mut code)
+        .ok()
+        .and_then(|_| uc.get_data().decoder.disassemble_one(&code, pc));
+    let st = uc.get_data();
+    Stop::Fault(Fault {
+        kind,
+        address,
+        pc,
+        location: st.image.describe(pc),
+        instruction,
+        branches: st.branches(),
+    })
+}
+
+fn stop_with(uc: &mut Uc<'_>, stop: Stop) {
+    if uc.get_data().stop.is_none() {
+        uc.get_data_mut().stop = Some(stop);
+    }
+    let _ = uc.emu_stop();
+}
+
+/// Carries out a semihosting call whose operation and parameter are in the
+/// first two argument registers.
+fn semihosting_call(uc: &mut Uc<'_>) {
+    let r = regs(uc.get_data().arch);
+    let op = uc.reg_read(r.args[0]).unwrap_or(0) as u32;
+    let param = uc.reg_read(r.args[1]).unwrap_or(0) as u32;
+    let request = match semihost::decode(op, param, &UcMemory(uc)) {
+        Ok(req) => req,
+        Err(e) => {
+            let stop = fault(
+                uc,
+                format!("bad semihosting call {op:#x}: {e}"),
+                Some(u64::from(e.addr)),
+            );
+            return stop_with(uc, stop);
+        }
+    };
+    // Take the semihosting state and console out so the guest memory can be
+    // borrowed mutably alongside them.
+    let cycles = uc.get_data().cycles;
+    let mut sh = std::mem::replace(
+        &mut uc.get_data_mut().semihost,
+        Semihost::new(None, String::new(), 1, [0; 4]),
+    );
+    let mut console = std::mem::take(&mut uc.get_data_mut().console);
+    let result = sh.handle(
+        request,
+        cycles,
+        &mut UcMemory(uc),
+        &mut console as &mut dyn Console,
+    );
+    uc.get_data_mut().semihost = sh;
+    uc.get_data_mut().console = console;
+    match result {
+        Ok(Outcome::Return(v)) => {
+            let _ = uc.reg_write(r.ret_value, u64::from(v));
+        }
+        Ok(Outcome::Exit(status)) => stop_with(uc, Stop::Exit(status)),
+        Err(e) => {
+            let stop = fault(
+                uc,
+                format!("bad semihosting call {op:#x}: {e}"),
+                Some(u64::from(e.addr)),
+            );
+            stop_with(uc, stop);
+        }
+    }
+}
+
+/// Runs an intercepted ARP entry point and returns to the caller.
+fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
+    let arch = uc.get_data().arch;
+    let r = regs(arch);
+    let mut args = [0u32; 4];
+    for (a, reg) in args.iter_mut().zip(r.args) {
+        *a = uc.reg_read(reg).unwrap_or(0) as u32;
+    }
+    let ret = uc.reg_read(r.ret_addr).unwrap_or(0);
+    let name = if entry == EntryPoint::SetFileName {
+        UcMemory(uc)
+            .read_cstr(args[0])
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    } else {
+        None
+    };
+    let st = uc.get_data_mut();
+    let call_site = (ret & !1).saturating_sub(4);
+    let site = CallSite {
+        addr: call_site,
+        function: st.image.function_at(call_site).map(|f| f.name.clone()),
+    };
+    st.arp.counters.cycles.set(st.cycles);
+    st.arp.counters.instructions.set(st.instructions);
+    let result = st.arp.call(entry, CallArgs(args), &site, &|_| name.clone());
+    // playback sets the clock to the recorded cost at a leave
+    st.cycles = st.arp.counters.cycles.get();
+    // returning skips the stub: the next block is not reached by a branch
+    st.prev_fallthrough = ret & !1;
+    st.prev_taken_extra = 0;
+    let failure = match result {
+        Ok(_) => None,
+        Err(f) if f.fatal => Some(f.error.to_string()),
+        Err(f) => {
+            let at = st.image.describe(call_site);
+            st.warnings.push(format!("{at}: {}", f.error));
+            None
+        }
+    };
+    let _ = uc.reg_write(r.ret_value, 0);
+    let _ = uc.reg_write(r.pc, ret);
+    if let Some(message) = failure {
+        let at = uc.get_data().image.describe(call_site);
+        stop_with(uc, Stop::Arp(format!("{at}: {message}")));
+    }
+}
+
+fn describe_intr(arch: Arch, intno: u32) -> String {
+    match arch {
+        // QEMU's EXCP_* numbers, as Unicorn reports them for ARM
+        Arch::Arm => match intno {
+            1 => "undefined instruction (UsageFault)".into(),
+            2 => "SVC with no operating system to take it".into(),
+            3 => "prefetch abort (instruction fetch fault)".into(),
+            4 => "data abort (BusFault)".into(),
+            7 => "breakpoint (BKPT other than semihosting 0xAB)".into(),
+            8 => "exception return with no exception active".into(),
+            17 => "coprocessor or FPU instruction on a core without one (UsageFault NOCP)".into(),
+            18 => "invalid state: branch to ARM (non-Thumb) code (UsageFault INVSTATE)".into(),
+            19 => "stack limit exceeded (STKOF)".into(),
+            22 => "unaligned access (UsageFault UNALIGNED)".into(),
+            n => format!("exception {n} (HardFault)"),
+        },
+        // RISC-V mcause codes
+        Arch::Riscv => match intno {
+            0 => "instruction address misaligned".into(),
+            1 => "instruction access fault".into(),
+            2 => "illegal instruction".into(),
+            3 => "breakpoint (ebreak outside a semihosting sequence)".into(),
+            4 => "load address misaligned".into(),
+            5 => "load access fault".into(),
+            6 => "store address misaligned".into(),
+            7 => "store access fault".into(),
+            8 | 9 | 11 => "ecall with no environment to take it".into(),
+            n => format!("trap {n}"),
+        },
+    }
+}
+
+/// Loads the image into a fresh machine and runs it to the end.
+pub fn run(
+    image: GuestImage,
+    target: Target,
+    options: RunOptions,
+) -> Result<RunOutcome, MachineError> {
+    let arch = target.arch;
+    let image = Rc::new(image);
+    let target = Rc::new(target);
+    let decoder = Decoder::new(arch)?;
+    let heap = [
+        image.symbol("__heap_start").unwrap_or(0) as u32,
+        image.symbol("__heap_end").unwrap_or(0) as u32,
+        image.symbol("__stack").unwrap_or(0) as u32,
+        image.symbol("__heap_end").unwrap_or(0) as u32,
+    ];
+    let dynamic = dynamic_sites(&image, &target, &decoder);
+    let state = State {
+        arch,
+        target: Rc::clone(&target),
+        image: Rc::clone(&image),
+        decoder,
+        cache: BlockCache::new(),
+        cycles: 0,
+        instructions: 0,
+        prev_fallthrough: u64::MAX,
+        prev_taken_extra: 0,
+        prev_last_insn: 0,
+        trail: [(0, 0); TRAIL],
+        trail_len: 0,
+        max_cycles: options.max_cycles.unwrap_or(u64::MAX),
+        interrupt: options.interrupt.clone(),
+        stop: None,
+        bad_access: None,
+        semihost: Semihost::new(
+            options.fs_root.clone(),
+            options.cmdline.clone(),
+            target.clock_hz,
+            heap,
+        ),
+        console: HostConsole {
+            captured: Vec::new(),
+            echo: options.echo,
+        },
+        arp: ArpHost::new(options.arp.clone()),
+        warnings: Vec::new(),
+    };
+    let (uc_arch, uc_mode) = match arch {
+        // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
+        // model is asked for. The M-profile comes from the CPU model.
+        Arch::Arm => (UcArch::ARM, UcMode::THUMB),
+        Arch::Riscv => (UcArch::RISCV, UcMode::RISCV32),
+    };
+    let mut emu: Uc<'static> = uc(
+        "create engine",
+        Unicorn::new_with_data(uc_arch, uc_mode, state),
+    )?;
+    // The CPU model must be set before anything initialises the engine.
+    uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(&target)?))?;
+    for region in &target.regions {
+        uc(
+            &format!("map region {}", region.name),
+            emu.mem_map(region.start, region.size, prot(region)),
+        )?;
+    }
+    for seg in &image.segments {
+        uc(
+            &format!("load segment {}", seg.index),
+            emu.mem_write(seg.load_addr, &seg.data),
+        )?;
+    }
+
+    // Intercepted entry points: priced at zero, returning at once.
+    for (name, entry) in ENTRY_POINTS {
+        if let Some(f) = image.function(name) {
+            let entry = *entry;
+            emu.get_data_mut().cache.insert(
+                f.addr as u32,
+                Price {
+                    fallthrough: u32::MAX,
+                    last_insn: f.addr as u32,
+                    ..Price::default()
+                },
+            );
+            uc(
+                &format!("hook {name}"),
+                emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| {
+                    intercept(uc, entry)
+                }),
+            )?;
+        }
+    }
+
+    for site in dynamic {
+        let (a, b) = (
+            arch_reg(arch, site.operands.a),
+            arch_reg(arch, site.operands.b),
+        );
+        uc(
+            "hook data-dependent instruction",
+            emu.add_code_hook(site.addr, site.addr, move |uc: &mut Uc<'_>, _, _| {
+                let va = uc.reg_read(a).unwrap_or(0) as u32;
+                let vb = uc.reg_read(b).unwrap_or(0) as u32;
+                uc.get_data_mut().cycles += u64::from(cycles::dynamic_extra(&site, va, vb));
+            }),
+        )?;
+    }
+
+    uc(
+        "block hook",
+        emu.add_block_hook(1, 0, |uc: &mut Uc<'_>, addr, size| {
+            let price = match uc.get_data_mut().cache.get(addr as u32) {
+                Some(p) => p,
+                None => {
+                    let p = price_at(uc, addr, size);
+                    uc.get_data_mut().cache.insert(addr as u32, p);
+                    p
+                }
+            };
+            let st = uc.get_data_mut();
+            if st.prev_fallthrough != addr {
+                st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
+                st.record_branch(addr);
+            }
+            st.cycles += u64::from(price.cycles);
+            st.instructions += u64::from(price.instructions);
+            st.prev_fallthrough = u64::from(price.fallthrough);
+            st.prev_taken_extra = u32::from(price.taken_extra);
+            st.prev_last_insn = u64::from(price.last_insn);
+            if st.cycles >= st.max_cycles {
+                let limit = st.max_cycles;
+                stop_with(uc, Stop::CycleLimit(limit));
+            } else if st
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                stop_with(uc, Stop::Interrupted);
+            }
+        }),
+    )?;
+
+    // Observers see every block after it is charged (a second block hook:
+    // hooks run in the order they were added), and memory accesses.
+    if !options.observers.is_empty() {
+        let observers = options.observers.clone();
+        let last_cycles = std::cell::Cell::new(0u64);
+        uc(
+            "observer block hook",
+            emu.add_block_hook(1, 0, move |uc: &mut Uc<'_>, addr, _size| {
+                let st = uc.get_data();
+                let price = st
+                    .cache
+                    .index
+                    .get(&(addr as u32))
+                    .map(|&i| st.cache.prices[i as usize]);
+                let after = st.cycles;
+                let instructions = price.map_or(0, |p| p.instructions);
+                for o in &observers {
+                    o.borrow_mut()
+                        .block(addr, instructions, last_cycles.get(), after);
+                }
+                last_cycles.set(after);
+            }),
+        )?;
+        let memory: Vec<Observer> = options
+            .observers
+            .iter()
+            .filter(|o| o.borrow().wants_memory())
+            .cloned()
+            .collect();
+        if !memory.is_empty() {
+            uc(
+                "observer memory hook",
+                emu.add_mem_hook(
+                    HookType::MEM_READ | HookType::MEM_WRITE,
+                    1,
+                    0,
+                    move |uc: &mut Uc<'_>, kind, addr, size, _| {
+                        let pc = uc.pc_read().unwrap_or(0);
+                        let write = kind == MemType::WRITE;
+                        for o in &memory {
+                            o.borrow_mut().memory(pc, addr, size, write);
+                        }
+                        true
+                    },
+                ),
+            )?;
+        }
+    }
+
+    match arch {
+        Arch::Arm => {
+            uc(
+                "interrupt hook",
+                emu.add_intr_hook(|uc: &mut Uc<'_>, intno| {
+                    let pc = uc.reg_read(RegisterARM::PC).unwrap_or(0);
+                    let mut insn = [0u8; 2];
+                    let is_semihosting = intno == 7
+                        && uc.mem_read(pc, &mut insn).is_ok()
+                        && u16::from_le_bytes(insn) == 0xbeab;
+                    if is_semihosting {
+                        semihosting_call(uc);
+                        let _ = uc.reg_write(RegisterARM::PC, (pc + 2) | 1);
+                    } else {
+                        let stop = fault(uc, describe_intr(Arch::Arm, intno), None);
+                        stop_with(uc, stop);
+                    }
+                }),
+            )?;
+        }
+        Arch::Riscv => {
+            for site in riscv_semihosting_sites(&image) {
+                uc(
+                    "semihosting hook",
+                    emu.add_code_hook(site, site, move |uc: &mut Uc<'_>, _, _| {
+                        semihosting_call(uc);
+                        let _ = uc.reg_write(RegisterRISCV::PC, site + 4);
+                    }),
+                )?;
+            }
+            uc(
+                "interrupt hook",
+                emu.add_intr_hook(|uc: &mut Uc<'_>, intno| {
+                    let stop = fault(uc, describe_intr(Arch::Riscv, intno), None);
+                    stop_with(uc, stop);
+                }),
+            )?;
+        }
+    }
+
+    uc(
+        "memory fault hook",
+        emu.add_mem_hook(
+            HookType::MEM_INVALID,
+            1,
+            0,
+            |uc: &mut Uc<'_>, kind, addr, size, _| {
+                let pc = uc.pc_read().unwrap_or(0);
+                uc.get_data_mut().bad_access = Some((kind, addr, size, pc));
+                false
+            },
+        ),
+    )?;
+
+    let (sp, entry) = reset_state(&image, &target);
+    let r = regs(arch);
+    uc("set SP", emu.reg_write(r.sp, sp))?;
+    let begin = if arch == Arch::Arm { entry | 1 } else { entry };
+
+    let started = Instant::now();
+    let timeout_us = options.timeout.map_or(0, |t| t.as_micros().max(1) as u64);
+    let result = emu.emu_start(begin, u64::MAX, timeout_us, 0);
+    let host_time = started.elapsed();
+
+    if emu.get_data().stop.is_none() {
+        let stop = match result {
+            Err(error) => {
+                let access = emu.get_data().bad_access;
+                let (kind, address) = match access {
+                    Some((kind, addr, size, pc)) => {
+                        let pc = faulting_instruction(&emu, pc, kind);
+                        let _ = emu.reg_write(r.pc, pc);
+                        (memory_fault_kind(kind, size), Some(addr))
+                    }
+                    None if error == uc_error::INSN_INVALID => {
+                        ("undefined instruction".to_owned(), None)
+                    }
+                    None => (format!("emulation error: {error:?}"), None),
+                };
+                let mut stop = fault(&mut emu, kind, address);
+                if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {
+                    let sp = emu.reg_read(r.sp).unwrap_or(0);
+                    if looks_like_stack_overflow(&target, addr, sp) {
+                        f.kind = format!(
+                            "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
+                            f.kind
+                        );
+                    }
+                }
+                stop
+            }
+            Ok(()) => match options.timeout {
+                Some(t) if host_time >= t => Stop::Timeout(t),
+                _ => fault(&mut emu, "emulation ended without an exit".into(), None),
+            },
+        };
+        emu.get_data_mut().stop = Some(stop);
+    }
+
+    let st = emu.get_data_mut();
+    let stop = st.stop.clone().expect("set above");
+    let complete = matches!(stop, Stop::Exit(_));
+    st.arp.counters.cycles.set(st.cycles);
+    st.arp.counters.instructions.set(st.instructions);
+    let (arp_file, arp_error) = match st.arp.conclude(complete) {
+        None => (None, None),
+        Some(Ok(summary)) => (
+            summary
+                .path
+                .clone()
+                .map(|p| (p, summary.records, summary.partial)),
+            None,
+        ),
+        Some(Err(e)) => (None, Some(e.to_string())),
+    };
+    let mut warnings = std::mem::take(&mut st.warnings);
+    warnings.append(&mut st.arp.warnings);
+    Ok(RunOutcome {
+        stop,
+        cycles: st.cycles,
+        instructions: st.instructions,
+        host_time,
+        console: std::mem::take(&mut st.console.captured),
+        sections: st.arp.stats().traces().cloned().collect(),
+        arp_file,
+        arp_error,
+        warnings,
+    })
+}
+
+/// Unicorn's PC at a memory fault can lag behind the faulting instruction
+/// (it is synchronised per block, not per instruction, on Thumb). The
+/// faulting instruction is the first one from there on that accesses
+/// memory the way the fault says; decoding stops at the first branch.
+fn faulting_instruction(emu: &Uc<'_>, pc: u64, kind: MemType) -> u64 {
+    use InsnClass::*;
+    let write = matches!(kind, MemType::WRITE_UNMAPPED | MemType::WRITE_PROT);
+    let read = matches!(kind, MemType::READ_UNMAPPED | MemType::READ_PROT);
+    if !write && !read {
+        return pc;
+    }
+    let mut code = [0u8; 32];
+    if emu.mem_read(pc, &mut code).is_err() {
+        return pc;
+    }
+    let insns = emu
+        .get_data()
+        .decoder
+        .decode(&code, pc, true)
+        .unwrap_or_default();
+    insns
+        .iter()
+        .find(|i| {
+            // a PC-relative (literal) load reads the code it sits in
+            let literal = emu.get_data().arch == Arch::Arm && i.address_regs & (1 << 15) != 0;
+            if write {
+                matches!(i.class, Store | StoreMultiple)
+            } else {
+                matches!(i.class, Load | LoadMultiple | PopPc) && !literal
+            }
+        })
+        .map_or(pc, |i| i.addr)
+}
+
+fn memory_fault_kind(kind: MemType, size: usize) -> String {
+    let what = match kind {
+        MemType::READ_UNMAPPED => "read of unmapped memory",
+        MemType::WRITE_UNMAPPED => "write to unmapped memory",
+        MemType::FETCH_UNMAPPED => "instruction fetch from unmapped memory",
+        MemType::WRITE_PROT => "write to read-only memory",
+        MemType::READ_PROT => "read of unreadable memory",
+        MemType::FETCH_PROT => "instruction fetch from non-executable memory",
+        _ => "invalid memory access",
+    };
+    format!("{what} ({size} bytes)")
+}
+
+/// A write just below a RAM region, with the stack pointer there too.
+fn looks_like_stack_overflow(target: &Target, addr: u64, sp: u64) -> bool {
+    target
+        .regions
+        .iter()
+        .any(|r| r.access.write && addr < r.start && r.start - addr <= 4096 && sp < r.start + 4096)
+}

@@ -1,0 +1,181 @@
+//! Faults, limits and interruption: a clear message, the documented exit
+//! status, and a partial data.arp that keeps every sample recorded so far
+//! (the crash guest records three before misbehaving).
+
+use e2e_tests::{guest, scratch, sim_host_bin};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+fn crash(target: &str, args: &[&str], extra: &[&str]) -> (Output, String) {
+    let dir = scratch(&format!("crash-{target}-{}", args.join("-")));
+    let file = dir.join("data.arp");
+    let out = Command::new(sim_host_bin())
+        .args(["run", "--target", target, "-q"])
+        .arg(guest(target, "crash"))
+        .arg("-o")
+        .arg(&file)
+        .args(extra)
+        .arg("--")
+        .args(args)
+        .output()
+        .unwrap();
+    let data = std::fs::read_to_string(&file).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, data)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The three samples are in the file, whose header says it is partial.
+fn assert_partial_with_samples(data: &str) {
+    let lines: Vec<&str> = data.lines().collect();
+    assert!(lines.len() >= 3, "no data.arp written: {data:?}");
+    assert!(lines[2].ends_with("partial"), "count line: {}", lines[2]);
+    assert_eq!(
+        lines[2]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap(),
+        3
+    );
+    assert_eq!(lines.len(), 3 + 3, "{data}");
+}
+
+#[test]
+fn memory_faults_name_kind_address_and_instruction() {
+    for target in ["cortex-m0", "cortex-m4", "rv32imac"] {
+        let (out, data) = crash(target, &["unmapped"], &[]);
+        assert_eq!(out.status.code(), Some(120), "{target}");
+        let err = stderr(&out);
+        assert!(err.contains("read of unmapped memory"), "{err}");
+        assert!(err.contains("at address 0x90000000"), "{err}");
+        assert!(err.contains("pc: main+0x"), "{err}");
+        assert!(err.contains("last taken branches"), "{err}");
+        assert_partial_with_samples(&data);
+
+        let (out, data) = crash(target, &["flash"], &[]);
+        assert_eq!(out.status.code(), Some(120));
+        let err = stderr(&out);
+        assert!(err.contains("write to read-only memory"), "{err}");
+        // the faulting instruction is a store
+        let pc_line = err.lines().find(|l| l.contains("pc: ")).unwrap();
+        assert!(pc_line.contains(": s"), "{pc_line}");
+        assert_partial_with_samples(&data);
+    }
+}
+
+#[test]
+fn undefined_instruction_and_stack_overflow() {
+    for target in ["cortex-m4", "rv32imac"] {
+        let (out, data) = crash(target, &["undef"], &[]);
+        assert_eq!(out.status.code(), Some(120));
+        let err = stderr(&out);
+        assert!(
+            err.contains("undefined instruction") || err.contains("illegal instruction"),
+            "{err}"
+        );
+        assert_partial_with_samples(&data);
+
+        let (out, data) = crash(target, &["stack"], &[]);
+        assert_eq!(out.status.code(), Some(120));
+        let err = stderr(&out);
+        assert!(err.contains("stack overflow"), "{err}");
+        assert!(err.contains("recurse"), "{err}");
+        assert_partial_with_samples(&data);
+    }
+}
+
+#[test]
+fn exit_status_is_passed_through() {
+    let (out, data) = crash("cortex-m4", &["exit", "7"], &[]);
+    assert_eq!(out.status.code(), Some(7));
+    // exit() without arp_finish: the file is written at exit, with the
+    // plain section still open it is marked partial
+    assert!(data.lines().count() >= 6, "{data}");
+}
+
+#[test]
+fn cycle_limit_and_timeout_stop_cleanly() {
+    let (out, data) = crash("cortex-m4", &["loop"], &["--max-cycles", "2000000"]);
+    assert_eq!(out.status.code(), Some(122), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stopped after 2000000 cycles"));
+    assert_partial_with_samples(&data);
+
+    let (out, data) = crash("rv32imac", &["loop"], &["--timeout", "0.3"]);
+    assert_eq!(out.status.code(), Some(123), "{}", stderr(&out));
+    assert_partial_with_samples(&data);
+}
+
+#[test]
+fn ctrl_c_stops_with_report_and_partial_file() {
+    let dir = scratch("ctrl-c");
+    let file = dir.join("data.arp");
+    let child = Command::new(sim_host_bin())
+        .args(["run", "--target", "cortex-m4"])
+        .arg(guest("cortex-m4", "crash"))
+        .arg("-o")
+        .arg(&file)
+        .args(["--", "loop"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(err.contains("instructions"), "the report is printed: {err}");
+    assert_partial_with_samples(&std::fs::read_to_string(&file).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_a_setup_error() {
+    let run = |args: &[&str]| {
+        Command::new(sim_host_bin())
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["/etc/hostname"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(stderr(&out).contains("not a valid ELF"), "{}", stderr(&out));
+
+    let elf = guest("rv32imac", "filter");
+    let out = run(&[elf.to_str().unwrap(), "--target", "cortex-m4"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(stderr(&out).contains("ELF for RISC-V, but target `cortex-m4` is arm"));
+
+    let out = run(&[elf.to_str().unwrap(), "--target", "cortex-m9"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(stderr(&out).contains("unknown target `cortex-m9`"));
+
+    // a segment outside the target's memory map: rv32 code at 0x10000000
+    // run on a target file whose only code region is elsewhere
+    let dir = scratch("bad-map");
+    let text = std::fs::read_to_string(e2e_tests::repo_root().join("targets/rv32imac.toml"))
+        .unwrap()
+        .replace("start = 0x10000000", "start = 0x30000000");
+    std::fs::write(dir.join("moved.toml"), text).unwrap();
+    let out = run(&[
+        elf.to_str().unwrap(),
+        "--target-file",
+        dir.join("moved.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(125));
+    let err = stderr(&out);
+    assert!(err.contains("is outside every memory region"), "{err}");
+    assert!(err.contains("0x10000000"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
