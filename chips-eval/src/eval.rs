@@ -232,7 +232,73 @@ impl<'a> Evaluator<'a> {
         self.step = None;
     }
 
+    /// Evaluates one procedure of one object once, after the preparation
+    /// `run` does (defaults, `settings`, the application's link block) but
+    /// without the application's `init`. Calibration uses it to read the
+    /// resource usage a model gives a kernel (from the breakdown).
+    pub fn run_procedure(
+        &mut self,
+        object: &str,
+        procedure: &str,
+        settings: &[(String, Value)],
+    ) -> Result<Outcome, EvalError> {
+        self.reset();
+        let unknown = |message: String| EvalError {
+            file: String::new(),
+            span: Span::default(),
+            message,
+        };
+        let Some(&obj) = self.prog.by_name.get(object) else {
+            return Err(unknown(format!("the model has no object `{object}`")));
+        };
+        if self.prog.objects[obj].proc(procedure).is_none() {
+            return Err(unknown(format!(
+                "object `{object}` has no procedure `{procedure}`"
+            )));
+        }
+        let result = self
+            .prepare(settings)
+            .and_then(|()| self.call_proc(obj, procedure, vec![], Span::default()));
+        let mut out = std::mem::replace(
+            &mut self.out,
+            Outcome {
+                time: None,
+                printed: vec![],
+                trace: vec![],
+                breakdown: Breakdown::default(),
+            },
+        );
+        match result {
+            Ok(v) => {
+                out.time = match v {
+                    Some(Value::Num(t)) => Some(t),
+                    _ => None,
+                };
+                Ok(out)
+            }
+            Err(Abort::Exit) => Ok(out),
+            Err(Abort::Error(e)) => Err(e),
+        }
+    }
+
     fn run_inner(&mut self, settings: &[(String, Value)]) -> R<f64> {
+        self.prepare(settings)?;
+        let prog = self.prog;
+        let app = prog.app;
+        let span = prog.objects[app]
+            .ast
+            .as_ref()
+            .map(|a| a.name.span)
+            .unwrap_or_default();
+        match self.call_proc(app, "init", vec![], span)? {
+            Some(Value::Num(t)) => Ok(t),
+            Some(other) => Err(self.error(app, span, format!("application init returned {}, expected the predicted time (a number)", other.type_name())).into()),
+            None => Err(self.error(app, span, "application init returned no value: it must `return` the predicted time (section 5)".into()).into()),
+        }
+    }
+
+    /// Initial values, `settings`, the application's link block.
+    fn prepare(&mut self, settings: &[(String, Value)]) -> R<()> {
         let prog = self.prog;
         // Initial values, lowest layers first so that defaults may read
         // `hardware.X`.
@@ -281,16 +347,7 @@ impl<'a> Evaluator<'a> {
                 self.apply_link(app, e)?;
             }
         }
-        let span = prog.objects[app]
-            .ast
-            .as_ref()
-            .map(|a| a.name.span)
-            .unwrap_or_default();
-        match self.call_proc(app, "init", vec![], span)? {
-            Some(Value::Num(t)) => Ok(t),
-            Some(other) => Err(self.error(app, span, format!("application init returned {}, expected the predicted time (a number)", other.type_name())).into()),
-            None => Err(self.error(app, span, "application init returned no value: it must `return` the predicted time (section 5)".into()).into()),
-        }
+        Ok(())
     }
 
     // ------------------------------------------------------------- helpers
@@ -711,7 +768,7 @@ impl<'a> Evaluator<'a> {
                 CflowStmt::Compute(v, span) => {
                     self.tick(obj, *span)?;
                     let vec = self.vector_of(obj, v, frame, *span)?;
-                    self.cost(obj, &vec, *span)?
+                    self.cost(obj, &vec, *span, frame)?
                 }
                 CflowStmt::Loop {
                     overhead,
@@ -733,7 +790,7 @@ impl<'a> Evaluator<'a> {
                     let saved = self.weight;
                     self.weight *= n;
                     let ov = self.vector_of(obj, overhead, frame, *span)?;
-                    let ov = self.cost(obj, &ov, *span)?;
+                    let ov = self.cost(obj, &ov, *span, frame)?;
                     let b = self.cflow_time(obj, body, frame);
                     self.weight = saved;
                     n * (b? + ov)
@@ -745,7 +802,7 @@ impl<'a> Evaluator<'a> {
                 } => {
                     self.tick(obj, *span)?;
                     let ov = self.vector_of(obj, overhead, frame, *span)?;
-                    let mut t = self.cost(obj, &ov, *span)?;
+                    let mut t = self.cost(obj, &ov, *span, frame)?;
                     for (p, body) in arms {
                         let prob = self.num(obj, p, frame)?;
                         if !(0.0..=1.0).contains(&prob) {
@@ -1650,8 +1707,76 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// The time of one execution of a measured kernel: a fixed cost, or
+    /// its law evaluated at the parameter's value (a variable visible here,
+    /// else a hardware parameter).
+    fn kernel_seconds(
+        &self,
+        obj: ObjId,
+        name: &str,
+        frame: &Frame,
+        span: Span,
+        clock: f64,
+    ) -> R<f64> {
+        let hw = self.hw;
+        let to_seconds = |unit: CostUnit, x: f64| match unit {
+            CostUnit::Seconds => x,
+            CostUnit::Cycles => x / clock,
+        };
+        match hw.kernels.get(name) {
+            Some(KernelCost::Cycles(c)) => Ok(c / clock),
+            Some(KernelCost::Seconds(s)) => Ok(*s),
+            Some(KernelCost::Law {
+                unit,
+                parameter,
+                law,
+            }) => {
+                let n = match self.lookup(obj, parameter, frame) {
+                    Some(Value::Num(n)) => n,
+                    Some(other) => {
+                        return Err(self.error(obj, span, format!("kernel `{name}` is a law of `{parameter}`, which holds {} here, not a number", other.type_name())).into())
+                    }
+                    None => match self.hw_params.get(parameter) {
+                        Some(n) => *n,
+                        None => {
+                            return Err(self.error(obj, span, format!("kernel `{name}` is a law of `{parameter}` (hardware model `{}`), but `{parameter}` is neither a variable of `{}` nor a hardware parameter", hw.name, self.prog.objects[obj].name)).into())
+                        }
+                    },
+                };
+                if !law.defined_at(n) {
+                    return Err(self
+                        .error(
+                            obj,
+                            span,
+                            format!(
+                                "kernel `{name}`: its law {} is not defined at {parameter} = {}",
+                                law.formula(parameter),
+                                format_number(n)
+                            ),
+                        )
+                        .into());
+                }
+                let v = law.eval(n);
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(self.error(obj, span, format!("kernel `{name}`: its law {} gives {} at {parameter} = {} (a cost must be a non-negative number)", law.formula(parameter), format_number(v), format_number(n))).into());
+                }
+                Ok(to_seconds(*unit, v))
+            }
+            None => Err(self
+                .error(
+                    obj,
+                    span,
+                    format!(
+                        "hardware model `{}` has no measured kernel `{name}` in [kernels]",
+                        hw.name
+                    ),
+                )
+                .into()),
+        }
+    }
+
     /// Prices a resource usage vector through the hardware model.
-    fn cost(&mut self, obj: ObjId, v: &VecValue, span: Span) -> R<f64> {
+    fn cost(&mut self, obj: ObjId, v: &VecValue, span: Span, frame: &Frame) -> R<f64> {
         let clock = self.hw_params.get("clock").copied().unwrap_or(0.0);
         let to_seconds = |unit: CostUnit, x: f64| match unit {
             CostUnit::Seconds => x,
@@ -1702,15 +1827,13 @@ impl<'a> Evaluator<'a> {
                 sum
             }
             VecValue::Kernels { ty, names } => {
-                let mut sum = 0.0;
+                let mut times = Vec::with_capacity(names.len());
                 for name in names {
-                    let t = match hw.kernels.get(name) {
-                        Some(KernelCost::Cycles(c)) => c / clock,
-                        Some(KernelCost::Seconds(s)) => *s,
-                        None => {
-                            return Err(self.error(obj, span, format!("hardware model `{}` has no measured kernel `{name}` in [kernels]", hw.name)).into());
-                        }
-                    };
+                    times.push(self.kernel_seconds(obj, name, frame, span, clock)?);
+                }
+                let bd = &mut self.out.breakdown.by_resource;
+                let mut sum = 0.0;
+                for (name, t) in names.iter().zip(times) {
                     Breakdown::add(bd, &format!("{ty}.{name}"), t * weight);
                     sum += t;
                 }

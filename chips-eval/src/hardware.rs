@@ -11,8 +11,12 @@
 //!   vector types (`time`) use `scale` per unit instead of `elements`;
 //! * `[devices.NAME]`: `kind = "cpu"` (confdev time) or `kind = "inpcom"`
 //!   (confdev size, source, destination over a topology);
-//! * `[kernels.NAME]`: measured kernel costs for `arp` vectors; the
-//!   calibration issue will add cost laws here.
+//! * `[kernels.NAME]`: measured kernel costs for `arp` vectors: a fixed
+//!   `cycles` or `seconds`, or a `law` of one parameter (a
+//!   [`crate::fit::Law`] `constant + Σ c * n^i * log2(n)^j`, in cycles or
+//!   seconds) evaluated at the value the model gives that parameter;
+//! * `[provenance]`: free-form records of where calibrated numbers came
+//!   from (written by `chips-eval calibrate`, ignored by the evaluator).
 
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -43,6 +47,10 @@ struct HardwareFile {
     devices: BTreeMap<String, DeviceFile>,
     #[serde(default)]
     kernels: BTreeMap<String, KernelFile>,
+    /// Where calibrated numbers came from; not interpreted.
+    #[serde(default)]
+    #[allow(dead_code)]
+    provenance: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,7 +104,32 @@ struct KernelFile {
     #[serde(default)]
     seconds: Option<f64>,
     #[serde(default)]
+    law: Option<LawFile>,
+    #[serde(default)]
     source: Option<String>,
+}
+
+/// `law = { unit = "cycles", parameter = "n", constant = 200.0,
+///          terms = [{ coefficient = 3.0, exponent = 1, log_exponent = 1 }] }`
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LawFile {
+    unit: CostUnit,
+    parameter: String,
+    #[serde(default)]
+    constant: f64,
+    #[serde(default)]
+    terms: Vec<TermFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TermFile {
+    coefficient: f64,
+    #[serde(default)]
+    exponent: f64,
+    #[serde(default)]
+    log_exponent: f64,
 }
 
 // --------------------------------------------------------------- internal model
@@ -151,10 +184,18 @@ pub struct Device {
     pub source: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum KernelCost {
     Cycles(f64),
     Seconds(f64),
+    /// A cost law evaluated at the model's value of `parameter` (a
+    /// variable visible where the `arp` vector is priced, else a hardware
+    /// parameter).
+    Law {
+        unit: CostUnit,
+        parameter: String,
+        law: crate::fit::Law,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -254,15 +295,56 @@ impl HardwareModel {
         let mut kernels = HashMap::new();
         for (name, k) in file.kernels {
             let _ = &k.source;
-            let cost = match (k.cycles, k.seconds) {
-                (Some(c), None) => KernelCost::Cycles(c),
-                (None, Some(s)) => KernelCost::Seconds(s),
+            let cost = match (k.cycles, k.seconds, k.law) {
+                (Some(c), None, None) => KernelCost::Cycles(c),
+                (None, Some(s), None) => KernelCost::Seconds(s),
+                (None, None, Some(l)) => {
+                    if l.parameter.is_empty() {
+                        return Err(err(format!(
+                            "kernels.{name}.law.parameter must name a variable"
+                        )));
+                    }
+                    let finite = l.constant.is_finite()
+                        && l.terms.iter().all(|t| {
+                            t.coefficient.is_finite()
+                                && t.exponent.is_finite()
+                                && t.log_exponent.is_finite()
+                        });
+                    if !finite {
+                        return Err(err(format!(
+                            "kernels.{name}.law: every number must be finite"
+                        )));
+                    }
+                    KernelCost::Law {
+                        unit: l.unit,
+                        parameter: l.parameter,
+                        law: crate::fit::Law {
+                            constant: l.constant,
+                            terms: l
+                                .terms
+                                .iter()
+                                .map(|t| crate::fit::Term {
+                                    coefficient: t.coefficient,
+                                    exponent: t.exponent,
+                                    log_exponent: t.log_exponent,
+                                })
+                                .collect(),
+                        },
+                    }
+                }
                 _ => {
                     return Err(err(format!(
-                        "kernels.{name} needs exactly one of `cycles` or `seconds`"
+                        "kernels.{name} needs exactly one of `cycles`, `seconds` or `law`"
                     )))
                 }
             };
+            if let KernelCost::Cycles(v) | KernelCost::Seconds(v) = cost {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(err(format!(
+                        "kernels.{name}: the cost must be a non-negative number"
+                    )));
+                }
+            }
             kernels.insert(name, cost);
         }
         Ok(HardwareModel {
@@ -471,6 +553,42 @@ mod tests {
             .unwrap_err()
             .contains("outside 0..3"));
         assert!(net(Topology::Hypercube).route(6, 0, 1).is_err());
+    }
+
+    #[test]
+    fn kernel_laws_and_provenance_load() {
+        let hw = HardwareModel::from_toml(
+            "h.toml",
+            r#"name='x'
+[parameters]
+Nproc=1
+clock=1
+[kernels]
+old = { cycles = 10 }
+sort = { law = { unit = "cycles", parameter = "n", constant = 2, terms = [{ coefficient = 3, exponent = 1, log_exponent = 1 }] } }
+[provenance]
+"kernels.old" = { file = "a.arp" }
+"#,
+        )
+        .unwrap();
+        assert_eq!(hw.kernels["old"], KernelCost::Cycles(10.0));
+        let KernelCost::Law { parameter, law, .. } = &hw.kernels["sort"] else {
+            panic!("{:?}", hw.kernels["sort"])
+        };
+        assert_eq!(parameter, "n");
+        assert_eq!(law.eval(4.0), 2.0 + 3.0 * 4.0 * 2.0);
+        let e = HardwareModel::from_toml(
+            "h.toml",
+            "name='x'\n[parameters]\nNproc=1\nclock=1\n[kernels]\nk = { cycles = 1, law = { unit = 'cycles', parameter = 'n' } }\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("exactly one"), "{e}");
+        let e = HardwareModel::from_toml(
+            "h.toml",
+            "name='x'\n[parameters]\nNproc=1\nclock=1\n[kernels]\nk = { cycles = -1 }\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("non-negative"), "{e}");
     }
 
     #[test]

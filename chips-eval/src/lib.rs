@@ -11,6 +11,7 @@
 //! ```text
 //! APP.la + included NAME.la ──lexer──parser──► ast::Object per file
 //!        ──program::Program::load (include, symbol tables, Figure 3 rules)──► Program
+//! data.arp runs ──measure──fit/nnls──calibrate (edits BASE.toml)──► HW.toml
 //! HW.toml ──hardware::HardwareModel──┐
 //! --set ──runtime::Setting──────────┴► runtime::run ─► eval::Evaluator per point
 //!        ──► output (table / csv / json / breakdown / trace), plot (SVG)
@@ -25,7 +26,13 @@
 //! * [`builtin_objects`]: `hardware`, `la`, `sequential`, options, functions;
 //! * [`hardware`]: hardware model files, costs, devices, topologies;
 //! * [`eval`], [`value`]: the evaluation engine;
-//! * [`runtime`], [`output`], [`plot`]: the run-time services of Table 1.
+//! * [`runtime`], [`output`], [`plot`]: the run-time services of Table 1;
+//! * [`measure`]: measurements from `data.arp` (through `arpsim`), run
+//!   parameters, section names (from a SIR through `sir`);
+//! * [`nnls`], [`fit`]: non-negative least squares, fit statistics,
+//!   leave-one-out cross-validation, cost laws chosen Extra-P style;
+//! * [`calibrate`]: `chips-eval calibrate`, runs → hardware model file;
+//! * [`extrap`]: export of measurements as Extra-P JSON Lines.
 //!
 //! ## Invariants
 //!
@@ -92,14 +99,23 @@
 //!     recovered objects, so one run reports both kinds of problem.
 //! 17. The `debug` option is accepted for every object kind (section 4.2
 //!     names it) but has no effect; use `--trace`.
+//! 18. A measured kernel's cost law (`[kernels] K = { law = ... }`) is
+//!     evaluated at its parameter's value where the `arp` vector is
+//!     priced: a procedure local or variable of that object, else a
+//!     hardware parameter; otherwise the evaluation is an error.
 
 pub mod ast;
 pub mod builtin_objects;
+pub mod calibrate;
 pub mod diagnostic;
 pub mod error;
 pub mod eval;
+pub mod extrap;
+pub mod fit;
 pub mod hardware;
 pub mod lexer;
+pub mod measure;
+pub mod nnls;
 pub mod output;
 pub mod parser;
 pub mod plot;

@@ -1,5 +1,6 @@
 //! Command-line interface (the run-time functions of Table 1).
 
+mod calibrate;
 mod check;
 mod run;
 mod vars;
@@ -26,6 +27,8 @@ pub enum Command {
     Vars(vars::VarsArgs),
     /// Parse and check a model without evaluating it.
     Check(check::CheckArgs),
+    /// Calibrate a hardware model from recorded data.arp runs.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Options shared by the subcommands that load a model.
@@ -55,5 +58,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run::execute(a),
         Command::Vars(a) => vars::execute(a),
         Command::Check(a) => check::execute(a),
+        Command::Calibrate(a) => calibrate::execute(a),
     }
 }
