@@ -11,9 +11,14 @@ DEFAULT_EXAMPLE ?= filter
 demo: bootstrap build guests
 	@echo
 	@echo "== running $(DEFAULT_EXAMPLE) on $(DEFAULT_TARGET) =="
-	@echo "would run: target/release/sim-host run --target $(DEFAULT_TARGET) $(GUESTS)/$(DEFAULT_TARGET)/$(DEFAULT_EXAMPLE).elf"
+	target/release/sim-host run --target $(DEFAULT_TARGET) -o target/demo.arp \
+		$(GUESTS)/$(DEFAULT_TARGET)/$(DEFAULT_EXAMPLE).elf
+	@echo
+	@echo "== the recording: target/demo.arp =="
+	@target/release/sim-host arp stats target/demo.arp
 
 test: bootstrap guests
+	$(CARGO) build --workspace --release --bins
 	$(CARGO) test --workspace --release
 
 bootstrap:

@@ -20,7 +20,8 @@ Every example is built in two variants by default:
     <example>-none.elf  -DARP_NONE, no instrumentation at all
 into target/guests/<target>/. A build is skipped when the ELF is newer than
 every input. Exit status is non-zero if any build fails; the compiler's
-message names the file and line.
+message names the file and line. The simthread.h stubs are linked into
+every guest (the linker drops them when unused).
 """
 import argparse
 import concurrent.futures
@@ -123,11 +124,12 @@ def build(job):
     cmds = []
     tmp = job["elf"].parent / ".obj" / job["elf"].stem
     tmp.mkdir(parents=True, exist_ok=True)
-    if job["stubs"]:
-        stub_obj = tmp / "arp_stubs.o"
-        # the stubs themselves always see the instrumented API
-        stub_flags = [f for f in job["cflags"] if f != "-DARP_NONE"]
-        cmds.append([job["cc"], *stub_flags, *STUB_CFLAGS, "-c", str(SHIM / "src" / "arp_stubs.c"),
+    # the stubs themselves always see the instrumented API
+    stub_flags = [f for f in job["cflags"] if f != "-DARP_NONE"]
+    stub_sources = (["arp_stubs.c"] if job["stubs"] else []) + ["simthread_stubs.c"]
+    for source in stub_sources:
+        stub_obj = tmp / source.replace(".c", ".o")
+        cmds.append([job["cc"], *stub_flags, *STUB_CFLAGS, "-c", str(SHIM / "src" / source),
                      "-o", str(stub_obj)])
         objs.append(str(stub_obj))
     link = [job["cc"], *job["cflags"], f"-T{job['ldscript']}", *map(str, job["sources"]), *objs,

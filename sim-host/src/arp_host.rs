@@ -110,6 +110,10 @@ pub struct Counters {
     /// Playback of cycles: the clock is to be set to this at the next
     /// leave (enter time + recorded cost), per thread.
     playback_starts: RefCell<HashMap<Tid, Vec<(u64, u64)>>>,
+    /// The call being handled is a kernel section's: only kernels replay
+    /// their recorded cost into the clock (a profiled section around a
+    /// parallelised loop must keep its parallel time).
+    kernel: Cell<bool>,
 }
 
 impl Counters {
@@ -146,7 +150,7 @@ impl CallbackSet for CounterSet {
 
     fn enter(&mut self, tid: Tid, _sid: Sid, data: &mut Value) {
         let now = self.counters.read(self.measure);
-        if self.playback && self.measure == Measure::Cycles {
+        if self.playback && self.measure == Measure::Cycles && self.counters.kernel.get() {
             // manual 6.2: the data area holds the recorded value; the
             // simulated clock advances by it instead of the kernel's own cost
             let recorded = as_u64(data);
@@ -161,7 +165,7 @@ impl CallbackSet for CounterSet {
     }
 
     fn leave(&mut self, tid: Tid, _sid: Sid, data: &mut Value) {
-        if self.playback && self.measure == Measure::Cycles {
+        if self.playback && self.measure == Measure::Cycles && self.counters.kernel.get() {
             let started = self
                 .counters
                 .playback_starts
@@ -354,6 +358,15 @@ impl ArpHost {
         self.started
     }
 
+    /// The playback verification: which recorded tuples were played how
+    /// often (playback mode only).
+    pub fn playback_report(&self) -> Option<arpsim::playback::PlaybackReport> {
+        self.finished
+            .as_ref()
+            .and_then(|f| f.playback.clone())
+            .or_else(|| self.engine.playback_report())
+    }
+
     fn install_callbacks(&mut self) -> Result<(), ArpFailure> {
         if self.callbacks_installed {
             return Ok(());
@@ -428,11 +441,13 @@ impl ArpHost {
         match entry {
             EntryPoint::Enter(kind) => {
                 self.last_tid = tid;
+                self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.enter(tid, sid, a2 as i32, kind)?;
                 self.stats.enter(tid, sid, kind, site, &self.counters);
             }
             EntryPoint::Leave(kind) => {
                 self.last_tid = tid;
+                self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.leave(tid, sid, kind)?;
                 self.stats.leave(tid, sid, &self.counters);
             }

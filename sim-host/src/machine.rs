@@ -22,6 +22,7 @@ use crate::decode::Decoder;
 use crate::elf::GuestImage;
 use crate::semihost::{self, Console, GuestMemory, HostConsole, MemoryFault, Outcome, Semihost};
 use crate::target::{Arch, InsnClass, Target};
+use crate::threads::{self, Scheduler, ThreadId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -68,6 +69,21 @@ pub trait ExecutionObserver {
     }
 }
 
+/// How cycles are counted. Only `Blocks` is the product; the others exist
+/// to measure it against (BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Counting {
+    /// Cached block prices charged by a block hook (DESIGN.md decision 2).
+    #[default]
+    Blocks,
+    /// A code hook on every instruction adding that instruction's cost:
+    /// the method Unicorn-based simulators commonly use.
+    PerInstruction,
+    /// Nothing counted and nothing intercepted: bare Unicorn (plus
+    /// semihosting, so the guest can print and exit).
+    Off,
+}
+
 /// A shared observer: the caller keeps a clone to read it after the run.
 pub type Observer = Rc<std::cell::RefCell<dyn ExecutionObserver>>;
 
@@ -87,6 +103,11 @@ pub struct RunOptions {
     pub arp: ArpOptions,
     /// Profiling observers (none for a plain run).
     pub observers: Vec<Observer>,
+    pub counting: Counting,
+    /// Simulated cores (default: the target's).
+    pub cores: Option<usize>,
+    /// Stack size of each thread created by the guest (default 8 KiB).
+    pub thread_stack: Option<u64>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -98,6 +119,7 @@ impl std::fmt::Debug for RunOptions {
             .field("cmdline", &self.cmdline)
             .field("arp", &self.arp)
             .field("observers", &self.observers.len())
+            .field("counting", &self.counting)
             .finish()
     }
 }
@@ -162,6 +184,12 @@ pub struct RunOutcome {
     pub arp_file: Option<(PathBuf, u64, bool)>,
     pub arp_error: Option<String>,
     pub warnings: Vec<String>,
+    /// Per simulated core: busy and waiting cycles of its threads.
+    pub cores: Vec<threads::Core>,
+    /// Threads the guest created (besides main).
+    pub threads_created: usize,
+    /// Playback verification, in playback mode.
+    pub playback: Option<arpsim::playback::PlaybackReport>,
 }
 
 /// A block's price, packed for the hot path.
@@ -237,6 +265,22 @@ struct State {
     console: HostConsole,
     arp: ArpHost,
     warnings: Vec<String>,
+    /// The cycle count at which the block hook stops the slice: the lower
+    /// of the cycle limit and the running thread's slice end.
+    limit: u64,
+    sched: Scheduler,
+    current: ThreadId,
+    /// Thread stacks are carved downwards from here (the top of the heap).
+    next_stack_top: u64,
+    stack_floor: u64,
+    thread_stack: u64,
+    /// Guard pages below thread stacks: (low address, thread).
+    guards: Vec<(u64, ThreadId)>,
+    /// Stack tops of running threads, and of ended threads' stacks for reuse.
+    stacks: HashMap<ThreadId, u64>,
+    free_stacks: Vec<u64>,
+    /// Where thread functions return to (the `simthread_exit` stub).
+    thread_exit: u64,
 }
 
 impl State {
@@ -599,6 +643,210 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
     }
 }
 
+/// The registers a thread switch saves and restores: everything a
+/// soft-float M-profile or RV32 program keeps per thread. (Explicit rather
+/// than Unicorn's context save, which does not restore RV32's registers in
+/// Unicorn 2.1.5.)
+fn thread_registers(arch: Arch) -> Vec<i32> {
+    match arch {
+        Arch::Arm => {
+            let mut r: Vec<i32> = (0..13).map(|n| arch_reg(arch, n)).collect();
+            r.extend([
+                RegisterARM::SP as i32,
+                RegisterARM::LR as i32,
+                RegisterARM::XPSR as i32,
+                RegisterARM::PC as i32,
+            ]);
+            r
+        }
+        Arch::Riscv => {
+            let mut r: Vec<i32> = (1..32).map(|n| arch_reg(arch, n)).collect();
+            r.push(RegisterRISCV::PC as i32);
+            r
+        }
+    }
+}
+
+/// Guest threads switch after this many cycles ahead of the next thread.
+const THREAD_QUANTUM: u64 = 2_000;
+const PAGE: u64 = crate::target::PAGE_SIZE;
+
+/// The `simthread.h` entry points the host implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ThreadCall {
+    Create,
+    Join,
+    SelfId,
+    Cores,
+    MutexInit,
+    Lock,
+    Unlock,
+    BarrierInit,
+    BarrierWait,
+    Exit,
+}
+
+const THREAD_CALLS: &[(&str, ThreadCall)] = &[
+    ("simthread_create", ThreadCall::Create),
+    ("simthread_join", ThreadCall::Join),
+    ("simthread_self", ThreadCall::SelfId),
+    ("simthread_cores", ThreadCall::Cores),
+    ("simthread_mutex_init", ThreadCall::MutexInit),
+    ("simthread_mutex_lock", ThreadCall::Lock),
+    ("simthread_mutex_unlock", ThreadCall::Unlock),
+    ("simthread_barrier_init", ThreadCall::BarrierInit),
+    ("simthread_barrier_wait", ThreadCall::BarrierWait),
+    ("simthread_exit", ThreadCall::Exit),
+];
+
+/// The end of the guest's heap: `__heap_end`, else `__stack - __stack_size`.
+fn heap_end(image: &GuestImage) -> u64 {
+    image.symbol("__heap_end").unwrap_or_else(|| {
+        match (image.symbol("__stack"), image.symbol("__stack_size")) {
+            (Some(stack), Some(size)) => stack.saturating_sub(size),
+            _ => 0,
+        }
+    })
+}
+
+/// A stack for a new thread: an ended thread's, else a new one with a
+/// guard page below it, carved from the top of the heap.
+fn allocate_stack(uc: &mut Uc<'_>) -> Option<u64> {
+    let id = uc.get_data().sched.threads.len() as ThreadId;
+    if let Some(top) = uc.get_data_mut().free_stacks.pop() {
+        let st = uc.get_data_mut();
+        st.stacks.insert(id, top);
+        let guard = top - st.thread_stack - PAGE;
+        if let Some(g) = st.guards.iter_mut().find(|(low, _)| *low == guard) {
+            g.1 = id;
+        }
+        return Some(top);
+    }
+    let st = uc.get_data();
+    let top = st.next_stack_top;
+    let guard = top.checked_sub(st.thread_stack + PAGE)?;
+    if top == 0 || guard < st.stack_floor {
+        return None;
+    }
+    uc.mem_protect(guard, PAGE, Prot::NONE).ok()?;
+    let st = uc.get_data_mut();
+    st.next_stack_top = guard;
+    st.guards.push((guard, id));
+    st.stacks.insert(id, top);
+    Some(top)
+}
+
+/// Runs an intercepted `simthread_*` call for the running thread.
+fn intercept_thread_call(uc: &mut Uc<'_>, call: ThreadCall) {
+    use threads::Outcome::{Block, Continue};
+    let arch = uc.get_data().arch;
+    let r = regs(arch);
+    let mut a = [0u32; 3];
+    for (v, reg) in a.iter_mut().zip(r.args) {
+        *v = uc.reg_read(reg).unwrap_or(0) as u32;
+    }
+    let ret = uc.reg_read(r.ret_addr).unwrap_or(0);
+    let cur = uc.get_data().current;
+    {
+        let st = uc.get_data_mut();
+        let clock = st.cycles;
+        st.sched.thread_mut(cur).clock = clock;
+    }
+    let outcome: Result<threads::Outcome, String> = match call {
+        ThreadCall::Create => match allocate_stack(uc) {
+            None => {
+                let st = uc.get_data_mut();
+                st.warnings.push(format!(
+                    "simthread_create: no room for another {} KiB thread stack in the heap",
+                    st.thread_stack / 1024
+                ));
+                Ok(Continue(u32::MAX))
+            }
+            Some(stack_top) => {
+                let st = uc.get_data_mut();
+                let clock = st.cycles;
+                let id = st.sched.create(
+                    clock,
+                    threads::Start {
+                        function: u64::from(a[1]),
+                        argument: a[2],
+                        stack_top,
+                    },
+                );
+                match uc.mem_write(u64::from(a[0]), &id.to_le_bytes()) {
+                    // a new runnable thread: stop so the scheduler orders
+                    // the two; the creator resumes with 0
+                    Ok(()) => {
+                        uc.get_data_mut().sched.thread_mut(cur).pending_return = Some(0);
+                        Ok(Block)
+                    }
+                    Err(_) => Err(format!(
+                        "simthread_create: the handle address {:#010x} is not writable",
+                        a[0]
+                    )),
+                }
+            }
+        },
+        ThreadCall::Join => uc
+            .get_data_mut()
+            .sched
+            .join(cur, a[0])
+            .map_err(|e| e.to_string()),
+        ThreadCall::SelfId => Ok(Continue(cur)),
+        ThreadCall::Cores => Ok(Continue(uc.get_data().sched.cores.len() as u32)),
+        ThreadCall::MutexInit => Ok(Continue(0)),
+        ThreadCall::Lock => Ok(uc.get_data_mut().sched.lock(cur, a[0])),
+        ThreadCall::Unlock => uc
+            .get_data_mut()
+            .sched
+            .unlock(cur, a[0])
+            .map(|_| Continue(0))
+            .map_err(|e| e.to_string()),
+        ThreadCall::BarrierInit => uc
+            .get_data_mut()
+            .sched
+            .barrier_init(a[0], a[1])
+            .map(|_| Continue(0))
+            .map_err(|e| e.to_string()),
+        ThreadCall::BarrierWait => uc
+            .get_data_mut()
+            .sched
+            .barrier_wait(cur, a[0])
+            .map_err(|e| e.to_string()),
+        ThreadCall::Exit => {
+            if cur == 0 {
+                Err("simthread_exit called by the main thread".into())
+            } else {
+                let st = uc.get_data_mut();
+                st.sched.exit(cur);
+                if let Some(top) = st.stacks.remove(&cur) {
+                    st.free_stacks.push(top);
+                }
+                Ok(Block)
+            }
+        }
+    };
+    // Joins and barriers may have moved the clock on (waiting time).
+    let st = uc.get_data_mut();
+    st.cycles = st.sched.thread(cur).clock;
+    st.prev_fallthrough = ret & !1;
+    st.prev_taken_extra = 0;
+    let _ = uc.reg_write(r.pc, ret);
+    match outcome {
+        Ok(Continue(value)) => {
+            let _ = uc.reg_write(r.ret_value, u64::from(value));
+        }
+        Ok(Block) => {
+            // resumed after the call with its pending return value
+            let _ = uc.emu_stop();
+        }
+        Err(message) => {
+            let stop = fault(uc, message, None);
+            stop_with(uc, stop);
+        }
+    }
+}
+
 fn describe_intr(arch: Arch, intno: u32) -> String {
     match arch {
         // QEMU's EXCP_* numbers, as Unicorn reports them for ARM
@@ -677,6 +925,27 @@ pub fn run(
         },
         arp: ArpHost::new(options.arp.clone()),
         warnings: Vec::new(),
+        limit: options.max_cycles.unwrap_or(u64::MAX),
+        sched: Scheduler::new(
+            options.cores.unwrap_or(target.cores as usize),
+            THREAD_QUANTUM,
+        ),
+        current: 0,
+        // The heap ends where the main stack's reserve begins (picolibc's
+        // script only PROVIDEs __heap_end, so compute it); it starts after .bss.
+        next_stack_top: heap_end(&image) & !(PAGE - 1),
+        stack_floor: image
+            .symbol("__heap_start")
+            .or_else(|| image.symbol("__bss_end"))
+            .unwrap_or(u64::MAX),
+        thread_stack: options
+            .thread_stack
+            .unwrap_or(8 * 1024)
+            .next_multiple_of(PAGE),
+        guards: Vec::new(),
+        stacks: HashMap::new(),
+        free_stacks: Vec::new(),
+        thread_exit: image.function("simthread_exit").map_or(0, |f| f.addr),
     };
     let (uc_arch, uc_mode) = match arch {
         // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
@@ -704,7 +973,8 @@ pub fn run(
     }
 
     // Intercepted entry points: priced at zero, returning at once.
-    for (name, entry) in ENTRY_POINTS {
+    let counting = options.counting;
+    for (name, entry) in ENTRY_POINTS.iter().filter(|_| counting != Counting::Off) {
         if let Some(f) = image.function(name) {
             let entry = *entry;
             emu.get_data_mut().cache.insert(
@@ -724,7 +994,27 @@ pub fn run(
         }
     }
 
-    for site in dynamic {
+    for (name, call) in THREAD_CALLS.iter().filter(|_| counting != Counting::Off) {
+        if let Some(f) = image.function(name) {
+            let call = *call;
+            emu.get_data_mut().cache.insert(
+                f.addr as u32,
+                Price {
+                    fallthrough: u32::MAX,
+                    last_insn: f.addr as u32,
+                    ..Price::default()
+                },
+            );
+            uc(
+                &format!("hook {name}"),
+                emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| {
+                    intercept_thread_call(uc, call)
+                }),
+            )?;
+        }
+    }
+
+    for site in dynamic.into_iter().filter(|_| counting == Counting::Blocks) {
         let (a, b) = (
             arch_reg(arch, site.operands.a),
             arch_reg(arch, site.operands.b),
@@ -739,39 +1029,76 @@ pub fn run(
         )?;
     }
 
-    uc(
-        "block hook",
-        emu.add_block_hook(1, 0, |uc: &mut Uc<'_>, addr, size| {
-            let price = match uc.get_data_mut().cache.get(addr as u32) {
-                Some(p) => p,
-                None => {
-                    let p = price_at(uc, addr, size);
-                    uc.get_data_mut().cache.insert(addr as u32, p);
-                    p
+    if counting == Counting::PerInstruction {
+        // One cost per instruction address, decoded once; no pipeline or
+        // taken-branch modelling (it exists to measure the hook's cost).
+        let mut costs: HashMap<u64, u32> = HashMap::new();
+        uc(
+            "instruction hook",
+            emu.add_code_hook(1, 0, move |uc: &mut Uc<'_>, addr, size| {
+                let cost = match costs.get(&addr) {
+                    Some(c) => *c,
+                    None => {
+                        let mut code = vec![0u8; size as usize];
+                        let _ = uc.mem_read(addr, &mut code);
+                        let st = uc.get_data();
+                        let insns = st.decoder.decode(&code, addr, false).unwrap_or_default();
+                        let c = cycles::price_block(&st.target, &insns, 0).cycles;
+                        costs.insert(addr, c);
+                        c
+                    }
+                };
+                let st = uc.get_data_mut();
+                st.cycles += u64::from(cost);
+                st.instructions += 1;
+                if st.cycles >= st.max_cycles {
+                    let limit = st.max_cycles;
+                    stop_with(uc, Stop::CycleLimit(limit));
                 }
-            };
-            let st = uc.get_data_mut();
-            if st.prev_fallthrough != addr {
-                st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
-                st.record_branch(addr);
-            }
-            st.cycles += u64::from(price.cycles);
-            st.instructions += u64::from(price.instructions);
-            st.prev_fallthrough = u64::from(price.fallthrough);
-            st.prev_taken_extra = u32::from(price.taken_extra);
-            st.prev_last_insn = u64::from(price.last_insn);
-            if st.cycles >= st.max_cycles {
-                let limit = st.max_cycles;
-                stop_with(uc, Stop::CycleLimit(limit));
-            } else if st
-                .interrupt
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
-            {
-                stop_with(uc, Stop::Interrupted);
-            }
-        }),
-    )?;
+            }),
+        )?;
+    }
+
+    if counting == Counting::Blocks {
+        uc(
+            "block hook",
+            emu.add_block_hook(1, 0, |uc: &mut Uc<'_>, addr, size| {
+                let price = match uc.get_data_mut().cache.get(addr as u32) {
+                    Some(p) => p,
+                    None => {
+                        let p = price_at(uc, addr, size);
+                        uc.get_data_mut().cache.insert(addr as u32, p);
+                        p
+                    }
+                };
+                let st = uc.get_data_mut();
+                if st.prev_fallthrough != addr {
+                    st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
+                    st.record_branch(addr);
+                }
+                st.cycles += u64::from(price.cycles);
+                st.instructions += u64::from(price.instructions);
+                st.prev_fallthrough = u64::from(price.fallthrough);
+                st.prev_taken_extra = u32::from(price.taken_extra);
+                st.prev_last_insn = u64::from(price.last_insn);
+                if st.cycles >= st.limit {
+                    if st.cycles >= st.max_cycles {
+                        let limit = st.max_cycles;
+                        stop_with(uc, Stop::CycleLimit(limit));
+                    } else {
+                        // the running thread's slice is over: the scheduler chooses
+                        let _ = uc.emu_stop();
+                    }
+                } else if st
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|f| f.load(Ordering::Relaxed))
+                {
+                    stop_with(uc, Stop::Interrupted);
+                }
+            }),
+        )?;
+    }
 
     // Observers see every block after it is charged (a second block hook:
     // hooks run in the order they were added), and memory accesses.
@@ -862,28 +1189,125 @@ pub fn run(
         }
     }
 
-    uc(
-        "memory fault hook",
-        emu.add_mem_hook(
-            HookType::MEM_INVALID,
-            1,
-            0,
-            |uc: &mut Uc<'_>, kind, addr, size, _| {
-                let pc = uc.pc_read().unwrap_or(0);
-                uc.get_data_mut().bad_access = Some((kind, addr, size, pc));
-                false
-            },
-        ),
-    )?;
+    if counting != Counting::Off {
+        uc(
+            "memory fault hook",
+            emu.add_mem_hook(
+                HookType::MEM_INVALID,
+                1,
+                0,
+                |uc: &mut Uc<'_>, kind, addr, size, _| {
+                    let pc = uc.pc_read().unwrap_or(0);
+                    uc.get_data_mut().bad_access = Some((kind, addr, size, pc));
+                    false
+                },
+            ),
+        )?;
+    }
 
     let (sp, entry) = reset_state(&image, &target);
     let r = regs(arch);
+    let thumb = u64::from(arch == Arch::Arm);
     uc("set SP", emu.reg_write(r.sp, sp))?;
-    let begin = if arch == Arch::Arm { entry | 1 } else { entry };
+    uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
+    let mut contexts: Vec<Option<Vec<u64>>> = Vec::new();
+    let thread_regs = thread_registers(arch);
 
     let started = Instant::now();
-    let timeout_us = options.timeout.map_or(0, |t| t.as_micros().max(1) as u64);
-    let result = emu.emu_start(begin, u64::MAX, timeout_us, 0);
+    let mut result: Result<(), uc_error> = Ok(());
+    loop {
+        let Some((next, slice_end)) = emu.get_data().sched.next() else {
+            let st = emu.get_data();
+            let message = if st.sched.alive().is_empty() {
+                "every thread ended without an exit".to_owned()
+            } else {
+                format!("deadlock: {}", st.sched.describe_waits())
+            };
+            let stop = fault(&mut emu, message, None);
+            emu.get_data_mut().stop = Some(stop);
+            break;
+        };
+        let current = emu.get_data().current;
+        if next != current {
+            let ctx = thread_regs
+                .iter()
+                .map(|reg| emu.reg_read(*reg))
+                .collect::<Result<Vec<u64>, _>>();
+            let ctx = uc("save registers", ctx)?;
+            if contexts.len() <= current as usize {
+                contexts.resize_with(current as usize + 1, || None);
+            }
+            contexts[current as usize] = Some(ctx);
+            // A thread that never ran starts from the registers of the one
+            // that ran last, which it shares the program's global state with
+            // (RISC-V gp and tp, the M-profile control registers); its own
+            // SP, PC, return address and argument are set below.
+            if let Some(ctx) = contexts.get(next as usize).and_then(Option::as_ref) {
+                for (reg, value) in thread_regs.iter().zip(ctx) {
+                    uc("restore registers", emu.reg_write(*reg, *value))?;
+                }
+            }
+            emu.get_data_mut().current = next;
+        }
+        let (start, pending) = {
+            let t = emu.get_data_mut().sched.thread_mut(next);
+            (t.start.take(), t.pending_return.take())
+        };
+        if let Some(start) = start {
+            let exit = emu.get_data().thread_exit;
+            uc("start thread", emu.reg_write(r.sp, start.stack_top))?;
+            uc("start thread", emu.reg_write(r.ret_addr, exit | thumb))?;
+            uc(
+                "start thread",
+                emu.reg_write(r.args[0], u64::from(start.argument)),
+            )?;
+            uc("start thread", emu.reg_write(r.pc, start.function | thumb))?;
+        }
+        if let Some(value) = pending {
+            uc("return value", emu.reg_write(r.ret_value, u64::from(value)))?;
+        }
+        let (clock, waiting, core) = {
+            let st = emu.get_data_mut();
+            let t = st.sched.thread(next).clone();
+            st.cycles = t.clock;
+            st.prev_fallthrough = t.prev_fallthrough;
+            st.prev_taken_extra = t.prev_taken_extra;
+            st.limit = st.max_cycles.min(slice_end);
+            (t.clock, t.waiting, t.core)
+        };
+        let timeout_us = match options.timeout {
+            None => 0,
+            Some(t) => match t.checked_sub(started.elapsed()) {
+                Some(left) => left.as_micros().max(1) as u64,
+                None => {
+                    emu.get_data_mut().stop = Some(Stop::Timeout(t));
+                    break;
+                }
+            },
+        };
+        let pc = uc("read PC", emu.reg_read(r.pc))?;
+        result = emu.emu_start(pc | thumb, u64::MAX, timeout_us, 0);
+        {
+            let st = emu.get_data_mut();
+            let cycles = st.cycles;
+            let (fallthrough, taken) = (st.prev_fallthrough, st.prev_taken_extra);
+            let t = st.sched.thread_mut(next);
+            t.clock = cycles;
+            let busy = (cycles - clock).saturating_sub(t.waiting - waiting);
+            t.prev_fallthrough = fallthrough;
+            t.prev_taken_extra = taken;
+            st.sched.add_busy(next, core, busy);
+        }
+        if emu.get_data().stop.is_some() || result.is_err() {
+            break;
+        }
+        if let Some(t) = options.timeout {
+            if started.elapsed() >= t {
+                emu.get_data_mut().stop = Some(Stop::Timeout(t));
+                break;
+            }
+        }
+    }
     let host_time = started.elapsed();
 
     if emu.get_data().stop.is_none() {
@@ -904,7 +1328,18 @@ pub fn run(
                 let mut stop = fault(&mut emu, kind, address);
                 if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {
                     let sp = emu.reg_read(r.sp).unwrap_or(0);
-                    if looks_like_stack_overflow(&target, addr, sp) {
+                    let st = emu.get_data();
+                    if let Some((_, thread)) = st
+                        .guards
+                        .iter()
+                        .find(|(g, _)| (*g..*g + PAGE).contains(&addr))
+                    {
+                        f.kind = format!(
+                            "stack overflow in thread {thread}: {} (the guard page below its {} KiB stack; sp = {sp:#010x})",
+                            f.kind,
+                            st.thread_stack / 1024
+                        );
+                    } else if looks_like_stack_overflow(&target, addr, sp) {
                         f.kind = format!(
                             "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
                             f.kind
@@ -913,17 +1348,32 @@ pub fn run(
                 }
                 stop
             }
-            Ok(()) => match options.timeout {
-                Some(t) if host_time >= t => Stop::Timeout(t),
-                _ => fault(&mut emu, "emulation ended without an exit".into(), None),
-            },
+            Ok(()) => fault(&mut emu, "emulation ended without an exit".into(), None),
         };
         emu.get_data_mut().stop = Some(stop);
     }
 
     let st = emu.get_data_mut();
-    let stop = st.stop.clone().expect("set above");
+    let mut stop = st.stop.clone().expect("set above");
+    if let Stop::Fault(f) = &mut stop {
+        if st.sched.threads.len() > 1 {
+            f.location = format!("{} in thread {}", f.location, st.current);
+        }
+    }
     let complete = matches!(stop, Stop::Exit(_));
+    let alive: Vec<ThreadId> = st
+        .sched
+        .alive()
+        .into_iter()
+        .filter(|t| *t != st.current)
+        .collect();
+    if complete && !alive.is_empty() {
+        st.warnings.push(format!(
+            "the program exited with {} thread(s) still running: {:?} (their remaining work is not counted)",
+            alive.len(),
+            alive
+        ));
+    }
     st.arp.counters.cycles.set(st.cycles);
     st.arp.counters.instructions.set(st.instructions);
     let (arp_file, arp_error) = match st.arp.conclude(complete) {
@@ -939,9 +1389,10 @@ pub fn run(
     };
     let mut warnings = std::mem::take(&mut st.warnings);
     warnings.append(&mut st.arp.warnings);
+    let playback = st.arp.playback_report();
     Ok(RunOutcome {
         stop,
-        cycles: st.cycles,
+        cycles: st.sched.latest_clock().max(st.cycles),
         instructions: st.instructions,
         host_time,
         console: std::mem::take(&mut st.console.captured),
@@ -949,6 +1400,9 @@ pub fn run(
         arp_file,
         arp_error,
         warnings,
+        cores: st.sched.core_report(),
+        threads_created: st.sched.threads.len() - 1,
+        playback,
     })
 }
 

@@ -19,11 +19,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a guest ELF, print its output and report the cost of its sections.
-    Run(cli::run::Args),
+    Run(Box<cli::run::Args>),
     /// List the built-in targets with their memory maps and clocks.
     Targets(cli::targets::Args),
     /// Look into and convert data.arp files.
     Arp(cli::arp::Args),
+    /// Generate the SIR (program structure) of a guest ELF.
+    Sir(cli::sir::Args),
 }
 
 fn main() {
@@ -39,10 +41,11 @@ fn main() {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => {
-            let status = cli::run::run(args)?;
+            let status = cli::run::run(*args)?;
             std::process::exit(status);
         }
         Command::Targets(args) => cli::targets::run(args),
         Command::Arp(args) => cli::arp::run(args),
+        Command::Sir(args) => cli::sir::run(args),
     }
 }

@@ -17,12 +17,21 @@
 //!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
 //!                   "share": number } ],
 //!   "arp_file": null | { "path": string, "records": integer, "partial": bool },
-//!   "warnings": [string]
+//!   "warnings": [string],
+//!   "threads_created": integer,
+//!   "cores": [ { "busy_cycles": integer, "waiting_cycles": integer, "threads": [integer] } ],
+//!   "playback": null | { "recorded": integer, "played_once": integer, "missing": integer,
+//!                        "duplicated": integer, "unexpected": integer, "exact": bool,
+//!                        "findings": [string] },
+//!   "prediction": null | { "parallel_cycles": integer, "sequential_cycles": integer|null,
+//!                          "parallel_section_cycles": integer|null, "speedup": number|null,
+//!                          "measured_cycles": integer|null, "difference_percent": number|null }
 //! }
 //! ```
 
 use crate::arp_host::TraceStats;
 use crate::machine::{RunOutcome, Stop};
+use crate::threads::Core;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -39,6 +48,37 @@ pub struct Report {
     pub sections: Vec<SectionRow>,
     pub arp_file: Option<ArpFileJson>,
     pub warnings: Vec<String>,
+    pub threads_created: usize,
+    pub cores: Vec<Core>,
+    pub playback: Option<PlaybackJson>,
+    pub prediction: Option<Prediction>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlaybackJson {
+    pub recorded: u64,
+    pub played_once: u64,
+    pub missing: usize,
+    pub duplicated: usize,
+    pub unexpected: usize,
+    pub exact: bool,
+    pub findings: Vec<String>,
+}
+
+/// The parallel-time prediction of a playback run.
+#[derive(Debug, Serialize)]
+pub struct Prediction {
+    /// The latest core clock at exit.
+    pub parallel_cycles: u64,
+    /// The recording's total: the samples of its outermost measured sections.
+    pub sequential_cycles: Option<u64>,
+    /// The same sections' total in this (parallel) run.
+    pub parallel_section_cycles: Option<u64>,
+    /// sequential_cycles / parallel_section_cycles.
+    pub speedup: Option<f64>,
+    /// The same program's time measured (recorded) on the same cores, from `--compare`.
+    pub measured_cycles: Option<u64>,
+    pub difference_percent: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -146,6 +186,18 @@ impl Report {
                     partial: *partial,
                 }),
             warnings: outcome.warnings.clone(),
+            threads_created: outcome.threads_created,
+            cores: outcome.cores.clone(),
+            playback: outcome.playback.as_ref().map(|p| PlaybackJson {
+                recorded: p.recorded,
+                played_once: p.played_once,
+                missing: p.missing.len(),
+                duplicated: p.duplicated.len(),
+                unexpected: p.unexpected.len(),
+                exact: p.is_exact(),
+                findings: crate::verify::summarize(p),
+            }),
+            prediction: None,
         }
     }
 
@@ -210,9 +262,122 @@ impl Report {
                 if f.partial { " (partial)" } else { "" }
             );
         }
+        if self.threads_created > 0 || self.cores.len() > 1 {
+            let _ = writeln!(
+                out,
+                "{} thread(s) created on {} core(s); parallel time {} cycles",
+                self.threads_created,
+                self.cores.len(),
+                self.totals.cycles
+            );
+            for (i, c) in self.cores.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  core {i}: busy {:>12} cycles, waiting {:>12} cycles, threads {:?}",
+                    c.busy_cycles, c.waiting_cycles, c.threads
+                );
+            }
+        }
+        out.push_str(&self.playback_text());
+        if let Some(p) = &self.prediction {
+            let _ = write!(out, "predicted parallel time {} cycles", p.parallel_cycles);
+            if let (Some(seq), Some(par), Some(speedup)) =
+                (p.sequential_cycles, p.parallel_section_cycles, p.speedup)
+            {
+                let _ = write!(
+                    out,
+                    "\n  the recorded sections: {seq} cycles sequential, {par} predicted in parallel: speedup {speedup:.2}"
+                );
+            }
+            out.push('\n');
+            if let (Some(m), Some(d)) = (p.measured_cycles, p.difference_percent) {
+                let _ = writeln!(
+                    out,
+                    "measured on the same cores (recorded run): {m} cycles; prediction differs by {d:+.2}%"
+                );
+            }
+        }
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
         out
     }
+
+    /// The playback verification verdict and its findings (empty when the
+    /// run was not a playback).
+    pub fn playback_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(p) = &self.playback {
+            let _ = writeln!(
+                out,
+                "playback: {} of {} recorded samples played exactly once; {} missing, {} duplicated, {} unexpected: {}",
+                p.played_once,
+                p.recorded,
+                p.missing,
+                p.duplicated,
+                p.unexpected,
+                if p.exact { "VERIFIED" } else { "FAILED" }
+            );
+            for f in &p.findings {
+                let _ = writeln!(out, "  {f}");
+            }
+        }
+        out
+    }
+
+    /// Adds the prediction of a playback run: the recording's outermost
+    /// measured sections (`recorded`: their paths and total), the same
+    /// sections' time in this run, and, from another report, the measured
+    /// parallel time.
+    pub fn predict(
+        &mut self,
+        recorded: Option<(Vec<Vec<u16>>, u64)>,
+        measured_cycles: Option<u64>,
+    ) {
+        let parallel = self.totals.cycles;
+        let (sequential_cycles, parallel_section_cycles) = match recorded {
+            None => (None, None),
+            Some((paths, total)) => {
+                let here: u64 = self
+                    .sections
+                    .iter()
+                    .filter(|s| paths.contains(&s.path))
+                    .map(|s| s.total_cycles)
+                    .sum();
+                (Some(total), Some(here))
+            }
+        };
+        self.prediction = Some(Prediction {
+            parallel_cycles: parallel,
+            sequential_cycles,
+            parallel_section_cycles,
+            speedup: sequential_cycles
+                .zip(parallel_section_cycles)
+                .map(|(s, p)| s as f64 / p.max(1) as f64),
+            measured_cycles,
+            difference_percent: measured_cycles
+                .map(|m| (parallel as f64 - m as f64) / m.max(1) as f64 * 100.0),
+        });
+    }
+}
+
+/// The outermost measured sections of a recording (traces no other
+/// recorded trace encloses, so nested profiled and kernel sections are not
+/// counted twice): their paths and the total of their samples.
+pub fn recorded_total(stats: &[arpsim::tools::TraceStats]) -> (Vec<Vec<u16>>, u64) {
+    let paths: Vec<Vec<u16>> = stats.iter().map(|t| t.path.clone()).collect();
+    let outermost: Vec<&arpsim::tools::TraceStats> = stats
+        .iter()
+        .filter(|t| {
+            !paths
+                .iter()
+                .any(|p| p.len() < t.path.len() && t.path.starts_with(p))
+        })
+        .collect();
+    let total = outermost
+        .iter()
+        .filter_map(|t| t.sets.first())
+        .map(|s| s.total as u64)
+        .sum();
+    (outermost.iter().map(|t| t.path.clone()).collect(), total)
 }

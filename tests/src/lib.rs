@@ -55,21 +55,34 @@ pub fn expected_output(example: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The `sim-host` binary of this build (cargo builds it for the workspace's
-/// tests: it sits next to the test executables' `deps` folder).
+/// The `sim-host` binary of this build's profile (target/<profile>/sim-host,
+/// next to the test executables' `deps` folder). `cargo test` does not
+/// build other packages' binaries, so it is built here once if missing.
 pub fn sim_host_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let bin = dir.join("sim-host");
-    assert!(
-        bin.exists(),
-        "{} does not exist: build it with `cargo build -p sim-host` (the same profile)",
-        bin.display()
-    );
-    bin
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test executable path");
+            let dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>/deps");
+            let bin = dir.join("sim-host");
+            if !bin.exists() {
+                let release = dir.file_name().is_some_and(|n| n == "release");
+                let mut cargo =
+                    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+                cargo.args(["build", "-p", "sim-host", "--bin", "sim-host"]);
+                if release {
+                    cargo.arg("--release");
+                }
+                let status = cargo.current_dir(repo_root()).status().expect("cargo runs");
+                assert!(status.success(), "building sim-host failed");
+            }
+            assert!(bin.exists(), "{} does not exist", bin.display());
+            bin
+        })
+        .clone()
 }
 
 /// A fresh scratch directory for one test.

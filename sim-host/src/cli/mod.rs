@@ -1,4 +1,5 @@
 //! One module per subcommand.
 pub mod arp;
 pub mod run;
+pub mod sir;
 pub mod targets;

@@ -2,7 +2,9 @@
 //!
 //! Exit status: the guest's own exit status when it exits; otherwise
 //! 120 guest fault, 121 fatal ARP error, 122 `--max-cycles` reached,
-//! 123 `--timeout` reached, 130 interrupted (Ctrl-C), 125 the run could not
+//! 123 `--timeout` reached, 124 verification failed (playback did not play
+//! every recorded sample exactly once, or the output differs from
+//! `--expect-output`), 130 interrupted (Ctrl-C), 125 the run could not
 //! start (bad ELF, target or option; the message says which).
 
 use anyhow::{bail, Context, Result};
@@ -21,6 +23,7 @@ pub const EXIT_FAULT: i32 = 120;
 pub const EXIT_ARP_ERROR: i32 = 121;
 pub const EXIT_CYCLE_LIMIT: i32 = 122;
 pub const EXIT_TIMEOUT: i32 = 123;
+pub const EXIT_VERIFICATION: i32 = 124;
 pub const EXIT_SETUP: i32 = 125;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -62,12 +65,34 @@ pub struct Args {
     /// Play this recording back (implies --mode playback).
     #[arg(long)]
     pub playback: Option<PathBuf>,
+    /// Simulated cores (default: the target's).
+    #[arg(long)]
+    pub cores: Option<usize>,
+    /// Stack size in bytes of each thread the guest creates.
+    #[arg(long, default_value_t = 8 * 1024)]
+    pub thread_stack: u64,
+    /// The guest's output must equal this file's content.
+    #[arg(long)]
+    pub expect_output: Option<PathBuf>,
+    /// A report (--report-json) of the same program recorded on the same
+    /// cores: the playback report compares its predicted time with it.
+    #[arg(long)]
+    pub compare: Option<PathBuf>,
     /// Also write the report as JSON (schema in sim-host/src/report.rs).
     #[arg(long)]
     pub report_json: Option<PathBuf>,
     /// Do not print the report table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Write the guest's SIR annotated with the measured profile (APART
+    /// dialect): cycles, instructions and counts per unit, loop and section,
+    /// loop trip counts.
+    #[arg(long, value_name = "PROFILE.sir")]
+    pub profile: Option<PathBuf>,
+    /// With --profile: also record loads and stores (address ranges and
+    /// strides per loop; slower).
+    #[arg(long, requires = "profile")]
+    pub profile_memory: bool,
     /// Arguments for the guest (SYS_GET_CMDLINE), after `--`.
     #[arg(last = true)]
     pub guest_args: Vec<String>,
@@ -94,9 +119,22 @@ fn load_target(args: &Args) -> Result<Target> {
 
 /// Runs the guest; returns the process exit status.
 pub fn run(args: Args) -> Result<i32> {
-    let setup = || -> Result<(Target, GuestImage, RunOptions)> {
+    type Profiler = Option<sim_host::profile::Profiler>;
+    let setup = || -> Result<(Target, GuestImage, RunOptions, Profiler)> {
         let target = load_target(&args)?;
         let image = GuestImage::load(&args.elf, &target)?;
+        let profiler = args
+            .profile
+            .as_ref()
+            .map(|_| {
+                sim_host::profile::Profiler::new(
+                    &image,
+                    &target,
+                    sim_host::sirgen::Dialect::Apart,
+                    args.profile_memory,
+                )
+            })
+            .transpose()?;
         let measures = args
             .measure
             .iter()
@@ -145,20 +183,70 @@ pub fn run(args: Args) -> Result<i32> {
                 measures,
                 playback: args.playback.clone(),
             },
-            observers: Vec::new(),
+            observers: profiler.iter().map(|p| p.observer()).collect(),
+            counting: Default::default(),
+            cores: args.cores,
+            thread_stack: Some(args.thread_stack),
         };
-        Ok((target, image, options))
+        if args.cores == Some(0) {
+            bail!("--cores 0: a machine needs at least one core");
+        }
+        Ok((target, image, options, profiler))
     };
-    let (target, image, options) = match setup() {
+    let (target, image, options, profiler) = match setup() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sim-host: {e:#}");
             return Ok(EXIT_SETUP);
         }
     };
+    let expected_output = match &args.expect_output {
+        None => None,
+        Some(p) => match std::fs::read(p) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                eprintln!("sim-host: --expect-output {}: {e}", p.display());
+                return Ok(EXIT_SETUP);
+            }
+        },
+    };
+    let measured = match &args.compare {
+        None => None,
+        Some(p) => match measured_cycles(p) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("sim-host: --compare {}: {e:#}", p.display());
+                return Ok(EXIT_SETUP);
+            }
+        },
+    };
     let (name, clock) = (target.name.clone(), target.clock_hz);
     let outcome = machine::run(image, target, options)?;
-    let report = Report::new(&outcome, &args.elf.display().to_string(), &name, clock);
+    if let (Some(p), Some(path)) = (&profiler, &args.profile) {
+        p.write(path)
+            .with_context(|| format!("writing the profile {}", path.display()))?;
+    }
+    let mut report = Report::new(&outcome, &args.elf.display().to_string(), &name, clock);
+    if let Some(recording) = &args.playback {
+        let sequential = arpsim::tools::stats(recording)
+            .ok()
+            .map(|stats| sim_host::report::recorded_total(&stats));
+        report.predict(sequential, measured);
+    } else if measured.is_some() {
+        report.predict(None, measured);
+    }
+    let mut verified = report.playback.as_ref().is_none_or(|p| p.exact);
+    if let Some(expected) = &expected_output {
+        if &outcome.console != expected {
+            verified = false;
+            report.warnings.push(format!(
+                "the guest's output ({} bytes) differs from --expect-output ({} bytes){}",
+                outcome.console.len(),
+                expected.len(),
+                first_difference(&outcome.console, expected)
+            ));
+        }
+    }
     match &outcome.stop {
         Stop::Exit(_) => {}
         Stop::Fault(f) => eprintln!("sim-host: guest fault: {f}"),
@@ -176,12 +264,16 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if !args.quiet {
         eprint!("\n{}", report.to_text());
+    } else {
+        // the verdict is the point of a playback run: always shown
+        eprint!("{}", report.playback_text());
     }
     if let Some(path) = &args.report_json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(match outcome.stop {
+        Stop::Exit(0) if !verified => EXIT_VERIFICATION,
         Stop::Exit(status) => status,
         Stop::Fault(_) => EXIT_FAULT,
         Stop::Arp(_) => EXIT_ARP_ERROR,
@@ -189,4 +281,24 @@ pub fn run(args: Args) -> Result<i32> {
         Stop::Timeout(_) => EXIT_TIMEOUT,
         Stop::Interrupted => EXIT_INTERRUPTED,
     })
+}
+
+/// The measured (parallel) cycles of another run's JSON report.
+fn measured_cycles(path: &std::path::Path) -> Result<u64> {
+    let text = std::fs::read_to_string(path)?;
+    let json: serde_json::Value = serde_json::from_str(&text).context("not a JSON report")?;
+    json["totals"]["cycles"]
+        .as_u64()
+        .context("no field totals.cycles: not a sim-host report (--report-json)")
+}
+
+/// Where two outputs first differ, as ": line N" (1-based).
+fn first_difference(got: &[u8], expected: &[u8]) -> String {
+    let at = got
+        .iter()
+        .zip(expected)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(expected.len()));
+    let line = 1 + got[..at].iter().filter(|b| **b == b'\n').count();
+    format!(": first difference on line {line}")
 }

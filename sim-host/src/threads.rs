@@ -1,0 +1,570 @@
+//! Guest threads on simulated cores: the bookkeeping of `simthread.h`
+//! (create, join, mutexes, barriers) and the choice of which thread runs
+//! next. Pure logic: the machine saves and restores register contexts and
+//! runs the thread this module picks.
+//!
+//! The model (issue 5, DESIGN.md decision 5):
+//! - every thread has its own cycle clock; cores are execution slots: a
+//!   runnable thread holds a core, a blocked or ended thread releases it.
+//!   A thread that becomes runnable takes the free core that became free
+//!   first (ties: lowest index), starting no earlier than that core's
+//!   release; when no core is free it waits for one;
+//! - the runnable thread with the lowest clock runs next (ties: lowest id)
+//!   until it blocks, ends, creates a thread, or its clock passes the next
+//!   runnable thread's clock by the quantum; every decision depends only on
+//!   simulated clocks, so a run is deterministic;
+//! - blocking (join, a held mutex, a barrier) advances the waiting thread's
+//!   clock to the release time; the difference is its waiting time;
+//! - creating a thread costs the creator only its call; the new thread
+//!   starts at the creator's clock. Shared-memory contention is not
+//!   modelled.
+
+use std::collections::{HashMap, VecDeque};
+
+pub type ThreadId = u32;
+
+/// Where a thread starts: its function, argument and stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    pub function: u64,
+    pub argument: u32,
+    pub stack_top: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    Join(ThreadId),
+    Mutex(u32),
+    Barrier(u32),
+    /// No core is free.
+    Core,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Runnable,
+    Blocked(Wait),
+    Done,
+}
+
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub id: ThreadId,
+    pub core: Option<usize>,
+    pub state: State,
+    pub clock: u64,
+    /// Not yet run: where to start it.
+    pub start: Option<Start>,
+    /// A return value to put in the return register when it next runs.
+    pub pending_return: Option<u32>,
+    pub busy: u64,
+    pub waiting: u64,
+    /// The cycle-model state carried between slices.
+    pub prev_fallthrough: u64,
+    pub prev_taken_extra: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Core {
+    /// The thread holding it now.
+    #[serde(skip)]
+    pub thread: Option<ThreadId>,
+    /// When it was last released.
+    #[serde(skip)]
+    pub free_at: u64,
+    /// Cycles it executed guest code.
+    pub busy_cycles: u64,
+    /// Cycles it had nothing to run, up to the parallel end time.
+    pub waiting_cycles: u64,
+    /// The threads that ran on it, in order of first run.
+    pub threads: Vec<ThreadId>,
+}
+
+/// What a blocking call does for the calling thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Return at once with this value.
+    Continue(u32),
+    /// The thread waits; it is resumed by the scheduler.
+    Block,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ThreadError {
+    #[error("simthread_join({0}): no such thread")]
+    NoSuchThread(ThreadId),
+    #[error("simthread_join({0}): a thread cannot join itself")]
+    JoinSelf(ThreadId),
+    #[error("simthread_mutex_unlock({mutex:#010x}) by thread {thread}, which does not hold it")]
+    NotOwner { mutex: u32, thread: ThreadId },
+    #[error("simthread_barrier_wait({0:#010x}): the barrier was not initialised")]
+    NoSuchBarrier(u32),
+    #[error("simthread_barrier_init({0:#010x}, 0): a barrier needs at least one thread")]
+    EmptyBarrier(u32),
+}
+
+#[derive(Debug, Default)]
+struct Mutex {
+    owner: Option<ThreadId>,
+    waiters: VecDeque<ThreadId>,
+}
+
+#[derive(Debug)]
+struct Barrier {
+    count: u32,
+    arrived: Vec<ThreadId>,
+}
+
+#[derive(Debug)]
+pub struct Scheduler {
+    pub threads: Vec<Thread>,
+    pub cores: Vec<Core>,
+    mutexes: HashMap<u32, Mutex>,
+    barriers: HashMap<u32, Barrier>,
+    quantum: u64,
+}
+
+impl Scheduler {
+    /// A scheduler with `cores` cores and the main thread (id 0) on core 0.
+    pub fn new(cores: usize, quantum: u64) -> Scheduler {
+        let mut s = Scheduler {
+            threads: Vec::new(),
+            cores: vec![Core::default(); cores.max(1)],
+            mutexes: HashMap::new(),
+            barriers: HashMap::new(),
+            quantum: quantum.max(1),
+        };
+        s.threads.push(Thread::new(0, 0, None));
+        s.threads[0].state = State::Blocked(Wait::Core);
+        s.acquire(0);
+        s
+    }
+
+    pub fn thread(&self, id: ThreadId) -> &Thread {
+        &self.threads[id as usize]
+    }
+
+    pub fn thread_mut(&mut self, id: ThreadId) -> &mut Thread {
+        &mut self.threads[id as usize]
+    }
+
+    /// Gives thread `id` (waiting for a core) the free core released
+    /// first, or leaves it waiting.
+    fn acquire(&mut self, id: ThreadId) {
+        let free = self
+            .cores
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.thread.is_none())
+            .min_by_key(|(i, c)| (c.free_at, *i))
+            .map(|(i, _)| i);
+        let Some(core) = free else {
+            self.threads[id as usize].state = State::Blocked(Wait::Core);
+            return;
+        };
+        let c = &mut self.cores[core];
+        c.thread = Some(id);
+        if !c.threads.contains(&id) {
+            c.threads.push(id);
+        }
+        let free_at = c.free_at;
+        let t = &mut self.threads[id as usize];
+        if free_at > t.clock {
+            t.waiting += free_at - t.clock;
+            t.clock = free_at;
+        }
+        t.core = Some(core);
+        t.state = State::Runnable;
+    }
+
+    /// Thread `id` stops running (blocks or ends): its core goes to the
+    /// thread that has waited for one longest (lowest clock, then id).
+    fn release(&mut self, id: ThreadId) {
+        let Some(core) = self.threads[id as usize].core.take() else {
+            return;
+        };
+        let c = &mut self.cores[core];
+        c.thread = None;
+        c.free_at = c.free_at.max(self.threads[id as usize].clock);
+        let next = self
+            .threads
+            .iter()
+            .filter(|t| t.state == State::Blocked(Wait::Core))
+            .min_by_key(|t| (t.clock, t.id))
+            .map(|t| t.id);
+        if let Some(next) = next {
+            self.acquire(next);
+        }
+    }
+
+    fn block(&mut self, id: ThreadId, wait: Wait) {
+        self.threads[id as usize].state = State::Blocked(wait);
+        self.release(id);
+    }
+
+    /// Cycles thread `id` ran on `core` (the core it held when its slice
+    /// began: it may have released it since).
+    pub fn add_busy(&mut self, id: ThreadId, core: Option<usize>, cycles: u64) {
+        self.threads[id as usize].busy += cycles;
+        if let Some(core) = core {
+            self.cores[core].busy_cycles += cycles;
+        }
+    }
+
+    /// A new thread created at `clock`.
+    pub fn create(&mut self, clock: u64, start: Start) -> ThreadId {
+        let id = self.threads.len() as ThreadId;
+        let mut t = Thread::new(id, clock, Some(start));
+        t.state = State::Blocked(Wait::Core);
+        self.threads.push(t);
+        self.acquire(id);
+        id
+    }
+
+    /// The thread's clock moves on to `at` (if later: time spent waiting)
+    /// and it runs again once it has a core.
+    fn wake(&mut self, id: ThreadId, at: u64, ret: u32) {
+        let t = &mut self.threads[id as usize];
+        if at > t.clock {
+            t.waiting += at - t.clock;
+            t.clock = at;
+        }
+        t.pending_return = Some(ret);
+        t.state = State::Blocked(Wait::Core);
+        self.acquire(id);
+    }
+
+    pub fn join(&mut self, id: ThreadId, target: ThreadId) -> Result<Outcome, ThreadError> {
+        if target == id {
+            return Err(ThreadError::JoinSelf(id));
+        }
+        let Some(t) = self.threads.get(target as usize) else {
+            return Err(ThreadError::NoSuchThread(target));
+        };
+        if t.state == State::Done {
+            let end = t.clock;
+            let me = &mut self.threads[id as usize];
+            if end > me.clock {
+                me.waiting += end - me.clock;
+                me.clock = end;
+            }
+            return Ok(Outcome::Continue(0));
+        }
+        self.block(id, Wait::Join(target));
+        Ok(Outcome::Block)
+    }
+
+    /// Thread `id` returned from its function.
+    pub fn exit(&mut self, id: ThreadId) {
+        let end = self.threads[id as usize].clock;
+        self.threads[id as usize].state = State::Done;
+        self.release(id);
+        let joiners: Vec<ThreadId> = self
+            .threads
+            .iter()
+            .filter(|t| t.state == State::Blocked(Wait::Join(id)))
+            .map(|t| t.id)
+            .collect();
+        for j in joiners {
+            self.wake(j, end, 0);
+        }
+    }
+
+    pub fn lock(&mut self, id: ThreadId, mutex: u32) -> Outcome {
+        let m = self.mutexes.entry(mutex).or_default();
+        match m.owner {
+            None => {
+                m.owner = Some(id);
+                Outcome::Continue(0)
+            }
+            Some(_) => {
+                m.waiters.push_back(id);
+                self.block(id, Wait::Mutex(mutex));
+                Outcome::Block
+            }
+        }
+    }
+
+    pub fn unlock(&mut self, id: ThreadId, mutex: u32) -> Result<(), ThreadError> {
+        let now = self.threads[id as usize].clock;
+        let m = self.mutexes.entry(mutex).or_default();
+        if m.owner != Some(id) {
+            return Err(ThreadError::NotOwner { mutex, thread: id });
+        }
+        m.owner = m.waiters.pop_front();
+        if let Some(next) = m.owner {
+            self.wake(next, now, 0);
+        }
+        Ok(())
+    }
+
+    pub fn barrier_init(&mut self, barrier: u32, count: u32) -> Result<(), ThreadError> {
+        if count == 0 {
+            return Err(ThreadError::EmptyBarrier(barrier));
+        }
+        self.barriers.insert(
+            barrier,
+            Barrier {
+                count,
+                arrived: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// The last thread to arrive gets 1 (the serial thread), the others 0;
+    /// all leave at the latest arrival's clock.
+    pub fn barrier_wait(&mut self, id: ThreadId, barrier: u32) -> Result<Outcome, ThreadError> {
+        let b = self
+            .barriers
+            .get_mut(&barrier)
+            .ok_or(ThreadError::NoSuchBarrier(barrier))?;
+        b.arrived.push(id);
+        if (b.arrived.len() as u32) < b.count {
+            self.block(id, Wait::Barrier(barrier));
+            return Ok(Outcome::Block);
+        }
+        let arrived = std::mem::take(&mut b.arrived);
+        let release = arrived
+            .iter()
+            .map(|t| self.threads[*t as usize].clock)
+            .max()
+            .unwrap_or(0);
+        for t in arrived.iter().filter(|t| **t != id) {
+            self.wake(*t, release, 0);
+        }
+        let me = &mut self.threads[id as usize];
+        if release > me.clock {
+            me.waiting += release - me.clock;
+            me.clock = release;
+        }
+        Ok(Outcome::Continue(1))
+    }
+
+    /// The thread to run next and the clock at which its slice ends, or
+    /// `None` when no thread can run.
+    pub fn next(&self) -> Option<(ThreadId, u64)> {
+        let mut runnable: Vec<&Thread> = self
+            .threads
+            .iter()
+            .filter(|t| t.state == State::Runnable)
+            .collect();
+        runnable.sort_by_key(|t| (t.clock, t.id));
+        let first = runnable.first()?;
+        let end = runnable
+            .get(1)
+            .map_or(u64::MAX, |second| second.clock.saturating_add(self.quantum));
+        Some((first.id, end.max(first.clock.saturating_add(1))))
+    }
+
+    pub fn all_done_but(&self, id: ThreadId) -> bool {
+        self.threads
+            .iter()
+            .all(|t| t.id == id || t.state == State::Done)
+    }
+
+    /// Threads that have not ended, for the exit warning.
+    pub fn alive(&self) -> Vec<ThreadId> {
+        self.threads
+            .iter()
+            .filter(|t| t.state != State::Done)
+            .map(|t| t.id)
+            .collect()
+    }
+
+    /// What every blocked thread waits for, for a deadlock message.
+    pub fn describe_waits(&self) -> String {
+        self.threads
+            .iter()
+            .filter_map(|t| match t.state {
+                State::Blocked(Wait::Join(o)) => Some(format!("thread {} joins thread {o}", t.id)),
+                State::Blocked(Wait::Mutex(m)) => Some(format!(
+                    "thread {} waits for mutex {m:#010x} (held by thread {})",
+                    t.id,
+                    self.mutexes
+                        .get(&m)
+                        .and_then(|m| m.owner)
+                        .map_or("none".into(), |o| o.to_string())
+                )),
+                State::Blocked(Wait::Barrier(b)) => {
+                    let (n, count) = self
+                        .barriers
+                        .get(&b)
+                        .map_or((0, 0), |b| (b.arrived.len(), b.count));
+                    Some(format!(
+                        "thread {} waits at barrier {b:#010x} ({n} of {count} arrived)",
+                        t.id
+                    ))
+                }
+                State::Blocked(Wait::Core) => Some(format!("thread {} waits for a core", t.id)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The latest clock of any thread: the parallel time.
+    pub fn latest_clock(&self) -> u64 {
+        self.threads.iter().map(|t| t.clock).max().unwrap_or(0)
+    }
+
+    /// Per core: busy cycles, and waiting (idle) cycles up to the
+    /// parallel end time.
+    pub fn core_report(&self) -> Vec<Core> {
+        let end = self.latest_clock();
+        self.cores
+            .iter()
+            .map(|c| Core {
+                waiting_cycles: end.saturating_sub(c.busy_cycles),
+                ..c.clone()
+            })
+            .collect()
+    }
+}
+
+impl Thread {
+    fn new(id: ThreadId, clock: u64, start: Option<Start>) -> Thread {
+        Thread {
+            id,
+            core: None,
+            state: State::Runnable,
+            clock,
+            start,
+            pending_return: None,
+            busy: 0,
+            waiting: 0,
+            prev_fallthrough: u64::MAX,
+            prev_taken_extra: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> Start {
+        Start {
+            function: 0x100,
+            argument: 0,
+            stack_top: 0x2000,
+        }
+    }
+
+    #[test]
+    fn lowest_clock_runs_first_with_a_quantum() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        s.thread_mut(0).clock = 50;
+        // thread 1 (clock 0) runs until it passes main's 50 by the quantum
+        assert_eq!(s.next(), Some((t1, 150)));
+        s.thread_mut(t1).clock = 200;
+        assert_eq!(s.next(), Some((0, 300)));
+    }
+
+    #[test]
+    fn join_waits_until_the_end_and_accounts_waiting() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        s.thread_mut(0).clock = 10;
+        assert_eq!(s.join(0, t1).unwrap(), Outcome::Block);
+        s.thread_mut(t1).clock = 500;
+        s.exit(t1);
+        let main = s.thread(0);
+        assert_eq!(
+            (main.state, main.clock, main.waiting),
+            (State::Runnable, 500, 490)
+        );
+        assert_eq!(main.pending_return, Some(0));
+    }
+
+    #[test]
+    fn more_threads_than_cores_wait_for_a_core() {
+        let mut s = Scheduler::new(1, 100);
+        let t1 = s.create(5, start());
+        assert_eq!(s.thread(t1).state, State::Blocked(Wait::Core));
+        s.thread_mut(0).clock = 80;
+        s.exit(0);
+        let t = s.thread(t1);
+        assert_eq!((t.state, t.core, t.clock), (State::Runnable, Some(0), 80));
+    }
+
+    #[test]
+    fn a_blocked_thread_gives_its_core_away() {
+        // two cores, main and two workers: when main joins, both run
+        let mut s = Scheduler::new(2, 100);
+        let (t1, t2) = (s.create(10, start()), s.create(10, start()));
+        assert_eq!(s.thread(t1).core, Some(1));
+        assert_eq!(s.thread(t2).state, State::Blocked(Wait::Core));
+        s.thread_mut(0).clock = 12;
+        assert_eq!(s.join(0, t1).unwrap(), Outcome::Block);
+        let t = s.thread(t2);
+        // it starts when main released core 0
+        assert_eq!((t.state, t.core, t.clock), (State::Runnable, Some(0), 12));
+        s.add_busy(t2, Some(0), 500);
+        s.thread_mut(t2).clock = 512;
+        s.thread_mut(t1).clock = 510;
+        s.exit(t1);
+        s.exit(t2);
+        // main resumes at t1's end, on the core free first
+        assert_eq!(s.thread(0).clock, 510);
+        let report = s.core_report();
+        assert_eq!(report[0].busy_cycles, 500);
+        assert_eq!(report[0].waiting_cycles, 512 - 500);
+    }
+
+    #[test]
+    fn mutex_hands_over_in_order_at_the_unlock_time() {
+        let mut s = Scheduler::new(3, 100);
+        let (t1, t2) = (s.create(0, start()), s.create(0, start()));
+        assert_eq!(s.lock(0, 0x40), Outcome::Continue(0));
+        assert_eq!(s.lock(t1, 0x40), Outcome::Block);
+        assert_eq!(s.lock(t2, 0x40), Outcome::Block);
+        s.thread_mut(0).clock = 300;
+        s.unlock(0, 0x40).unwrap();
+        assert_eq!(s.thread(t1).clock, 300);
+        assert_eq!(s.thread(t2).state, State::Blocked(Wait::Mutex(0x40)));
+        assert_eq!(
+            s.unlock(0, 0x40),
+            Err(ThreadError::NotOwner {
+                mutex: 0x40,
+                thread: 0
+            })
+        );
+    }
+
+    #[test]
+    fn barrier_releases_everyone_at_the_last_arrival() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        s.barrier_init(0x80, 2).unwrap();
+        s.thread_mut(0).clock = 100;
+        assert_eq!(s.barrier_wait(0, 0x80).unwrap(), Outcome::Block);
+        s.thread_mut(t1).clock = 400;
+        assert_eq!(s.barrier_wait(t1, 0x80).unwrap(), Outcome::Continue(1));
+        assert_eq!(s.thread(0).clock, 400);
+        assert_eq!(s.thread(0).waiting, 300);
+        assert_eq!(s.thread(0).pending_return, Some(0));
+    }
+
+    #[test]
+    fn deadlock_is_described() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        s.join(0, t1).unwrap();
+        s.join(t1, 0).unwrap();
+        assert_eq!(s.next(), None);
+        let text = s.describe_waits();
+        assert!(text.contains("thread 0 joins thread 1"), "{text}");
+        assert!(text.contains("thread 1 joins thread 0"), "{text}");
+    }
+
+    #[test]
+    fn bad_calls_are_errors() {
+        let mut s = Scheduler::new(1, 100);
+        assert_eq!(s.join(0, 7), Err(ThreadError::NoSuchThread(7)));
+        assert_eq!(s.join(0, 0), Err(ThreadError::JoinSelf(0)));
+        assert_eq!(s.barrier_wait(0, 1), Err(ThreadError::NoSuchBarrier(1)));
+        assert_eq!(s.barrier_init(1, 0), Err(ThreadError::EmptyBarrier(1)));
+    }
+}
