@@ -36,3 +36,8 @@ lint:
 
 clean:
 	$(CARGO) clean
+
+# The memsort study (issue 8, STUDY.md): calibrate, predict, simulate, compare.
+.PHONY: study
+study: bootstrap
+	@scripts/study.sh

@@ -23,7 +23,7 @@ PACKAGES=(
   cmake libclang-dev pkg-config gcc make python3
   gcc-arm-none-eabi picolibc-arm-none-eabi
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-  qemu-system-arm valgrind
+  qemu-system-arm valgrind fonts-dejavu-core
 )
 # Tests replace the list to exercise the failure path.
 if [[ -n "${BOOTSTRAP_PACKAGES:-}" ]]; then

@@ -114,6 +114,8 @@ pub mod binary;
 pub mod codec;
 pub mod engine;
 pub mod error;
+pub mod extrap;
+pub mod measure;
 pub mod playback;
 pub mod query;
 pub mod record;

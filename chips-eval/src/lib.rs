@@ -14,7 +14,7 @@
 //! data.arp runs ──measure──fit/nnls──calibrate (edits BASE.toml)──► HW.toml
 //! HW.toml ──hardware::HardwareModel──┐
 //! --set ──runtime::Setting──────────┴► runtime::run ─► eval::Evaluator per point
-//!        ──► output (table / csv / json / breakdown / trace), plot (SVG)
+//!        ──► output (table / csv / json / breakdown / trace), plot (SVG / PNG)
 //! ```
 //!
 //! ## Modules
@@ -32,7 +32,6 @@
 //! * [`nnls`], [`fit`]: non-negative least squares, fit statistics,
 //!   leave-one-out cross-validation, cost laws chosen Extra-P style;
 //! * [`calibrate`]: `chips-eval calibrate`, runs → hardware model file;
-//! * [`extrap`]: export of measurements as Extra-P JSON Lines.
 //!
 //! ## Invariants
 //!
@@ -110,7 +109,6 @@ pub mod calibrate;
 pub mod diagnostic;
 pub mod error;
 pub mod eval;
-pub mod extrap;
 pub mod fit;
 pub mod hardware;
 pub mod lexer;

@@ -2,6 +2,11 @@
 //! of the second swept variable, written as a self-contained SVG.
 //! The x axis is logarithmic (base 2) when the x values are positive and
 //! span a factor of 16 or more, as processor-count sweeps do.
+//!
+//! [`png`] rasterises that same SVG with `resvg` at its own size
+//! (720 x 480). Its text is drawn with a system font; where none is
+//! found the PNG still has the axes, ticks and lines, without labels,
+//! and [`Png::missing_fonts`] says so.
 
 use crate::error::Error;
 use crate::runtime::RunResults;
@@ -164,4 +169,80 @@ pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
     }
     s.push_str("</svg>\n");
     Ok(s)
+}
+
+/// A plot rendered as PNG.
+#[derive(Debug, Clone)]
+pub struct Png {
+    /// The PNG file's bytes.
+    pub data: Vec<u8>,
+    /// No system font was found: the labels, ticks' numbers and legend
+    /// text are missing (install a font, e.g. Debian's fonts-dejavu-core).
+    pub missing_fonts: bool,
+}
+
+/// Families tried, in order, for the SVG's `sans-serif` when the font
+/// configuration names none that is installed.
+const SANS_SERIF: &[&str] = &[
+    "DejaVu Sans",
+    "Liberation Sans",
+    "Noto Sans",
+    "FreeSans",
+    "Arial",
+    "Helvetica",
+];
+
+/// Renders the results as a PNG of the same plot as [`svg`], with the
+/// system's fonts.
+pub fn png(results: &RunResults, title: &str) -> Result<Png, Error> {
+    let text = svg(results, title)?;
+    let mut fonts = resvg::usvg::fontdb::Database::new();
+    fonts.load_system_fonts();
+    render_png(&text, fonts)
+}
+
+/// Rasterises `svg` with the fonts of `fonts` (which may be empty).
+pub fn render_png(svg: &str, mut fonts: resvg::usvg::fontdb::Database) -> Result<Png, Error> {
+    use resvg::tiny_skia::{Pixmap, Transform};
+    use resvg::usvg::{fontdb::Family, Options, Tree};
+    let missing_fonts = fonts.is_empty();
+    if !missing_fonts {
+        let has = |db: &resvg::usvg::fontdb::Database, name: &str| {
+            db.faces()
+                .any(|f| f.families.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+        };
+        let configured = fonts.family_name(&Family::SansSerif).to_owned();
+        if !has(&fonts, &configured) {
+            let pick = SANS_SERIF
+                .iter()
+                .find(|n| has(&fonts, n))
+                .map(|n| n.to_string())
+                .or_else(|| {
+                    fonts
+                        .faces()
+                        .find_map(|f| f.families.first().map(|(n, _)| n.clone()))
+                });
+            if let Some(name) = pick {
+                fonts.set_sans_serif_family(name);
+            }
+        }
+    }
+    let opt = Options {
+        font_family: fonts.family_name(&Family::SansSerif).to_owned(),
+        fontdb: std::sync::Arc::new(fonts),
+        ..Options::default()
+    };
+    let tree = Tree::from_str(svg, &opt)
+        .map_err(|e| Error::Usage(format!("--plot: rendering the SVG: {e}")))?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| Error::Usage("--plot: empty image".into()))?;
+    resvg::render(&tree, Transform::default(), &mut pixmap.as_mut());
+    let data = pixmap
+        .encode_png()
+        .map_err(|e| Error::Usage(format!("--plot: encoding the PNG: {e}")))?;
+    Ok(Png {
+        data,
+        missing_fonts,
+    })
 }

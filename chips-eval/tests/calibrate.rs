@@ -461,7 +461,7 @@ fn section_names_from_a_sir() {
     )
     .unwrap();
     let mut n = SectionNames::default();
-    n.add_sir(&sir).unwrap();
+    chips_eval::measure::add_sir_names(&mut n, &sir).unwrap();
     assert_eq!(n.name(1), "ato_kernel_merge");
     assert_eq!(n.name(100), "main");
     assert_eq!(n.name(7), "s7_main_2");

@@ -110,6 +110,9 @@ pub struct Counters {
     /// Playback of cycles: the clock is to be set to this at the next
     /// leave (enter time + recorded cost), per thread.
     playback_starts: RefCell<HashMap<Tid, Vec<(u64, u64)>>>,
+    /// The simulated core and guest thread making the current call.
+    pub core: Cell<u32>,
+    pub thread: Cell<u32>,
     /// The call being handled is a kernel section's: only kernels replay
     /// their recorded cost into the clock (a profiled section around a
     /// parallelised loop must keep its parallel time).
@@ -181,6 +184,21 @@ impl CallbackSet for CounterSet {
         let start = as_u64(data);
         *data = Value::ULong(self.counters.read(self.measure).saturating_sub(start));
     }
+}
+
+/// A section entered or left, with the simulated time: the timeline of
+/// `--trace-events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SectionEvent {
+    pub tid: Tid,
+    pub sid: Sid,
+    pub kind: &'static str,
+    pub enter: bool,
+    /// The running thread's clock.
+    pub cycles: u64,
+    pub core: u32,
+    /// The guest thread (simthread id, 0 = main).
+    pub thread: u32,
 }
 
 /// Where a section was entered: for the report.
@@ -295,6 +313,10 @@ pub struct ArpOptions {
     pub measures: Vec<Measure>,
     /// `--playback FILE`: play this recording back.
     pub playback: Option<PathBuf>,
+    /// Record the section timeline, keeping at most this many events.
+    pub trace_events: Option<usize>,
+    /// `--plugin`: loaded callback plugins; their sets follow `measures`.
+    pub plugins: Vec<Rc<crate::plugin::Plugin>>,
 }
 
 /// A failed ARP call: the run stops (fatal) or continues (warning).
@@ -332,6 +354,9 @@ pub struct ArpHost {
     pub warnings: Vec<String>,
     /// The tid that made the most recent call (the running thread).
     pub last_tid: Tid,
+    events: Vec<SectionEvent>,
+    /// Events not kept because of the `trace_events` limit.
+    pub events_dropped: u64,
 }
 
 impl ArpHost {
@@ -347,7 +372,33 @@ impl ArpHost {
             guest_file: None,
             warnings: Vec::new(),
             last_tid: 1,
+            events: Vec::new(),
+            events_dropped: 0,
         }
+    }
+
+    fn record_event(&mut self, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
+        let Some(limit) = self.options.trace_events else {
+            return;
+        };
+        if self.events.len() >= limit {
+            self.events_dropped += 1;
+            return;
+        }
+        self.events.push(SectionEvent {
+            tid,
+            sid,
+            kind: kind_name(kind),
+            enter,
+            cycles: self.counters.cycles.get(),
+            core: self.counters.core.get(),
+            thread: self.counters.thread.get(),
+        });
+    }
+
+    /// The section timeline recorded with `trace_events`.
+    pub fn take_events(&mut self) -> Vec<SectionEvent> {
+        std::mem::take(&mut self.events)
     }
 
     pub fn stats(&self) -> &SectionStats {
@@ -383,6 +434,12 @@ impl ArpHost {
                 counters: Rc::clone(&self.counters),
                 playback,
             }))?;
+        }
+        // plugin sets are recorded after the host's own (sim_host_plugin.h)
+        for plugin in &self.options.plugins {
+            for set in plugin.callback_sets() {
+                self.engine.add_callbacks(set)?;
+            }
         }
         self.callbacks_installed = true;
         Ok(())
@@ -444,12 +501,14 @@ impl ArpHost {
                 self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.enter(tid, sid, a2 as i32, kind)?;
                 self.stats.enter(tid, sid, kind, site, &self.counters);
+                self.record_event(tid, sid, kind, true);
             }
             EntryPoint::Leave(kind) => {
                 self.last_tid = tid;
                 self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.leave(tid, sid, kind)?;
                 self.stats.leave(tid, sid, &self.counters);
+                self.record_event(tid, sid, kind, false);
             }
             EntryPoint::Spawned => {
                 self.engine.spawned(a0 as Tid, a1 as Tid)?;

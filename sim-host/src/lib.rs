@@ -9,6 +9,7 @@ pub mod cycles;
 pub mod decode;
 pub mod elf;
 pub mod machine;
+pub mod plugin;
 pub mod profile;
 pub mod report;
 pub mod semihost;

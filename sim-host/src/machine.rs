@@ -190,6 +190,9 @@ pub struct RunOutcome {
     pub threads_created: usize,
     /// Playback verification, in playback mode.
     pub playback: Option<arpsim::playback::PlaybackReport>,
+    /// The section timeline (with `ArpOptions::trace_events`).
+    pub section_events: Vec<crate::arp_host::SectionEvent>,
+    pub section_events_dropped: u64,
 }
 
 /// A block's price, packed for the hot path.
@@ -620,7 +623,16 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
     };
     st.arp.counters.cycles.set(st.cycles);
     st.arp.counters.instructions.set(st.instructions);
-    let result = st.arp.call(entry, CallArgs(args), &site, &|_| name.clone());
+    let current = st.current;
+    let core = st.sched.thread(current).core.unwrap_or(0) as u32;
+    st.arp.counters.core.set(core);
+    st.arp.counters.thread.set(current);
+    // plugin callbacks may read the guest through the host API meanwhile
+    let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
+    let result = crate::plugin::with_machine_guest(uc, arch, clock_hz, counters, |st| {
+        st.arp.call(entry, CallArgs(args), &site, &|_| name.clone())
+    });
+    let st = uc.get_data_mut();
     // playback sets the clock to the recorded cost at a leave
     st.cycles = st.arp.counters.cycles.get();
     // returning skips the stub: the next block is not reached by a branch
@@ -1403,6 +1415,8 @@ pub fn run(
         cores: st.sched.core_report(),
         threads_created: st.sched.threads.len() - 1,
         playback,
+        section_events: st.arp.take_events(),
+        section_events_dropped: st.arp.events_dropped,
     })
 }
 

@@ -102,6 +102,7 @@
 
 pub mod annotation;
 pub mod apart;
+pub mod arp;
 mod content;
 pub mod convert;
 pub mod diagnostic;

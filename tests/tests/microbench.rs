@@ -159,3 +159,42 @@ fn instrumentation_costs_exactly_its_call_sites() {
     assert_eq!(cycles - cycles_none, 2 + 5 + 9 * (5 + 4) + 2);
     assert_eq!(insns - insns_none, 1 + 4 + 9 * 7 + 1);
 }
+
+/// Flash wait states: every 32-bit instruction fetch from the code region
+/// costs the region's wait states, so the extra cycles are proportional to
+/// them (a run with 2 wait states costs exactly twice the extra of 1).
+#[test]
+fn flash_wait_states_cost_each_fetch() {
+    let base =
+        std::fs::read_to_string(e2e_tests::repo_root().join("targets/cortex-m4.toml")).unwrap();
+    let dir = scratch("wait-states");
+    let mut cycles = Vec::new();
+    for ws in [0, 1, 2] {
+        let text = base.replace(
+            "access = \"rx\", wait_states = 0",
+            &format!("access = \"rx\", wait_states = {ws}"),
+        );
+        assert!(ws == 0 || text != base, "the flash region line changed");
+        let t = sim_host::target::Target::parse(&text, std::path::Path::new("ws.toml")).unwrap();
+        let image = GuestImage::load(&guest("cortex-m4", "microbench-none"), &t).unwrap();
+        let outcome = machine::run(
+            image,
+            t,
+            RunOptions {
+                cmdline: "microbench".into(),
+                arp: ArpOptions {
+                    file: Some(dir.join("ws.arp")),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(outcome.stop, Stop::Exit(0));
+        cycles.push(outcome.cycles);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let one = cycles[1] - cycles[0];
+    assert!(one > 0);
+    assert_eq!(cycles[2] - cycles[0], 2 * one);
+}

@@ -80,8 +80,7 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut names = SectionNames::default();
     if let Some(sir) = &a.sir {
-        names
-            .add_sir(sir)
+        chips_eval::measure::add_sir_names(&mut names, sir)
             .with_context(|| format!("reading section names from {}", sir.display()))?;
     }
     for s in &a.section {

@@ -31,8 +31,8 @@ pub struct RunArgs {
     /// Write the results to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Draw time against the first swept variable (SVG).
-    #[arg(long, value_name = "FILE.svg")]
+    /// Draw time against the first swept variable (SVG, or PNG for a .png name).
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
     /// Rank where the time goes by object, procedure, resource and device.
     #[arg(long)]
@@ -88,15 +88,30 @@ pub fn execute(a: RunArgs) -> anyhow::Result<()> {
         println!("{}", output::render_breakdown(&results));
     }
     if let Some(path) = &a.plot {
-        if path.extension().and_then(|e| e.to_str()) != Some("svg") {
-            anyhow::bail!(
-                "--plot {}: only SVG output is supported (use a .svg file name)",
-                path.display()
-            );
-        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
         let title = format!("{} on {}", prog.object(prog.app).name, hw.name);
-        let svg = chips_eval::plot::svg(&results, &title)?;
-        std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))?;
+        let data = match ext.as_deref() {
+            Some("svg") => chips_eval::plot::svg(&results, &title)?.into_bytes(),
+            Some("png") => {
+                let png = chips_eval::plot::png(&results, &title)?;
+                if png.missing_fonts {
+                    eprintln!(
+                        "warning: --plot {}: no system font found, so the PNG has no labels; \
+                         install one (e.g. Debian package fonts-dejavu-core)",
+                        path.display()
+                    );
+                }
+                png.data
+            }
+            _ => anyhow::bail!(
+                "--plot {}: only SVG and PNG output are supported (use a .svg or .png file name)",
+                path.display()
+            ),
+        };
+        std::fs::write(path, data).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -93,6 +93,11 @@ pub struct Args {
     /// strides per loop; slower).
     #[arg(long, requires = "profile")]
     pub profile_memory: bool,
+    /// Load a callback plugin (sim-host/include/sim_host_plugin.h): a shared
+    /// library and, after the first `:`, the text passed to its init.
+    /// Repeatable; its sets are recorded in data.arp after the host's.
+    #[arg(long = "plugin", value_name = "PATH.so[:ARGS]")]
+    pub plugins: Vec<sim_host::plugin::PluginSpec>,
     /// Arguments for the guest (SYS_GET_CMDLINE), after `--`.
     #[arg(last = true)]
     pub guest_args: Vec<String>,
@@ -182,6 +187,8 @@ pub fn run(args: Args) -> Result<i32> {
                 gzip: args.gzip,
                 measures,
                 playback: args.playback.clone(),
+                trace_events: None,
+                plugins: sim_host::plugin::Plugin::load_all(&args.plugins, target.clock_hz)?,
             },
             observers: profiler.iter().map(|p| p.observer()).collect(),
             counting: Default::default(),

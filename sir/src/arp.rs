@@ -1,0 +1,73 @@
+//! ARP sections in a SIR: the section regions `sim-host sir generate`
+//! writes carry `arp:sid`, `arp:name` and `arp:kind` in [`ARP_NS`]. Tools
+//! that name measured sections (calibration, Extra-P export) read them
+//! back here.
+
+use crate::annotation::MEASURE_NS;
+use crate::apart::{self, Node};
+use crate::Document;
+use std::collections::BTreeMap;
+
+/// Namespace of the ARP attributes on section regions.
+pub const ARP_NS: &str = "urn:arpsim:arp";
+
+/// The annotation holding an element's ARP section id, in [`ARP_NS`] (or,
+/// for hand-written SIRs, in the measure namespace).
+pub const SID_ANNOTATION: &str = "sid";
+
+/// Why section names could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ArpNamesError {
+    #[error("cannot read the Periscope SIR's regions: {0}")]
+    Conversion(String),
+    #[error("element `{id}`: {SID_ANNOTATION}=\"{value}\" is not a section id (0..65535)")]
+    BadSid { id: String, value: String },
+}
+
+/// Section id → name, from every element carrying a section id: its
+/// `arp:name`, else the unit's or group's `name`, else its `id`. When one
+/// id appears on several elements (a kernel in an inlined function) an
+/// `ato_*` label wins, then the first in document order.
+pub fn section_names(document: Document) -> Result<BTreeMap<u16, String>, ArpNamesError> {
+    let apart = match document {
+        Document::Apart(s) => s,
+        Document::Periscope(p) => {
+            crate::convert::to_apart(&p)
+                .map_err(|e| ArpNamesError::Conversion(e.to_string()))?
+                .document
+        }
+    };
+    let mut found: Vec<(String, String, String)> = Vec::new();
+    apart::visit_members(&apart.members, &mut |node| {
+        let (ann, name, id) = match node {
+            Node::Unit(u) => (&u.annotations, u.name.clone(), u.id.clone()),
+            Node::Group(g) => (&g.annotations, g.name.clone(), g.id.clone()),
+            Node::CodeRegion(r) => (&r.annotations, None, r.id.clone()),
+        };
+        let sid = ann
+            .get(ARP_NS, SID_ANNOTATION)
+            .or_else(|| ann.get(MEASURE_NS, SID_ANNOTATION));
+        if let Some(sid) = sid {
+            let name = ann
+                .get(ARP_NS, "name")
+                .map(str::to_string)
+                .or(name)
+                .unwrap_or_else(|| id.clone());
+            found.push((sid.to_string(), name, id));
+        }
+    });
+    let mut chosen: BTreeMap<u16, String> = BTreeMap::new();
+    for (value, name, id) in found {
+        let sid: u16 = value
+            .trim()
+            .parse()
+            .map_err(|_| ArpNamesError::BadSid { id, value })?;
+        match chosen.get(&sid) {
+            Some(old) if old.starts_with("ato_") || !name.starts_with("ato_") => {}
+            _ => {
+                chosen.insert(sid, name);
+            }
+        }
+    }
+    Ok(chosen)
+}

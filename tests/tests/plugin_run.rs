@@ -1,0 +1,148 @@
+//! `sim-host run --plugin` end to end: the C example plugin (built here
+//! with the host gcc) and the Rust one (built here with rustc) record their
+//! sets in data.arp after the host's, with values consistent with the
+//! host's own counters; a bad plugin stops the run before it starts.
+
+use arpsim::query::{Dataset, TraceValue};
+use arpsim::types::{DataType, Value};
+use e2e_tests::{expected_output, guest, have, repo_root, scratch, sim_host_bin};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn c_plugin(dir: &Path) -> PathBuf {
+    let so = dir.join("energy.so");
+    build(
+        Command::new("gcc")
+            .args(["-shared", "-fPIC", "-O2", "-I"])
+            .arg(repo_root().join("sim-host/include"))
+            .arg("-o")
+            .arg(&so)
+            .arg(repo_root().join("sim-host/plugins/example-c/energy.c")),
+    );
+    so
+}
+
+fn rust_plugin(dir: &Path) -> PathBuf {
+    let so = dir.join("libexample_rs.so");
+    build(
+        Command::new("rustc")
+            .args(["--edition", "2021", "--crate-type", "cdylib", "-O"])
+            .args(["--crate-name", "example_rs", "-o"])
+            .arg(&so)
+            .arg(repo_root().join("sim-host/plugins/example-rs/src/lib.rs")),
+    );
+    so
+}
+
+fn sample(v: Option<TraceValue<'_>>) -> f64 {
+    match v {
+        Some(TraceValue::Sample(v)) => v.as_f64(),
+        other => panic!("not a sample: {other:?}"),
+    }
+}
+
+#[test]
+fn plugins_record_after_the_host_sets() {
+    if !have("gcc") {
+        eprintln!("skipped: no host gcc");
+        return;
+    }
+    let dir = scratch("plugin-run");
+    let (energy, ipc) = (c_plugin(&dir), rust_plugin(&dir));
+    let file = dir.join("all.arp");
+    let out = Command::new(sim_host_bin())
+        .args(["run", "--target", "cortex-m4", "--mode", "record_all", "-q"])
+        .args(["--measure", "cycles,instructions"])
+        .arg(guest("cortex-m4", "filter"))
+        .arg("-o")
+        .arg(&file)
+        .arg("--plugin")
+        .arg(format!(
+            "{}:pj_per_cycle=10,pj_per_insn=5",
+            energy.display()
+        ))
+        .arg("--plugin")
+        .arg(&ipc)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        expected_output("filter")
+    );
+    let data = Dataset::load(&file).unwrap();
+    let types: Vec<_> = (0..data.data_mult())
+        .map(|i| data.data_type(i).unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            DataType::ULLong,
+            DataType::ULLong,
+            DataType::Double,
+            DataType::Double
+        ]
+    );
+    assert!(data.n_traces() > 1600);
+    for t in data.traces() {
+        let (cycles, insns) = (sample(t.value(0)), sample(t.value(1)));
+        let energy = sample(t.value(2));
+        let ipc = sample(t.value(3));
+        assert!(cycles > 0.0 && insns > 0.0, "{:?}", t.stack());
+        let want = (cycles * 10.0 + insns * 5.0) / 1000.0;
+        assert!((energy - want).abs() <= 1e-9 * want, "{energy} vs {want}");
+        assert!((ipc - insns / cycles).abs() <= 1e-12, "{ipc}");
+        assert!(matches!(
+            t.value(3),
+            Some(TraceValue::Sample(Value::Double(_)))
+        ));
+    }
+}
+
+#[test]
+fn a_bad_plugin_stops_the_run_before_it_starts() {
+    if !have("gcc") {
+        eprintln!("skipped: no host gcc");
+        return;
+    }
+    let dir = scratch("plugin-bad");
+    let energy = c_plugin(&dir);
+    for (arg, message) in [
+        (
+            format!("{}:fail", energy.display()),
+            "failed with code 3: asked to fail",
+        ),
+        (
+            dir.join("absent.so").display().to_string(),
+            "cannot load the library",
+        ),
+    ] {
+        let out = Command::new(sim_host_bin())
+            .args(["run", "-q"])
+            .arg(guest("cortex-m4", "filter"))
+            .arg("-o")
+            .arg(dir.join("x.arp"))
+            .arg("--plugin")
+            .arg(&arg)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(125), "{arg}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{arg}: {stderr}");
+        assert!(out.stdout.is_empty(), "the guest ran: {arg}");
+        assert!(!dir.join("x.arp").exists());
+    }
+}
