@@ -111,6 +111,7 @@
 
 pub mod ascii;
 pub mod binary;
+pub mod c_area;
 pub mod codec;
 pub mod engine;
 pub mod error;

@@ -23,10 +23,9 @@
 //!   holds an `Rc` of it); `sim_host_plugin_finish` runs once, when the last
 //!   one is dropped, and only if init succeeded.
 
-mod ldouble;
-
 use crate::arp_host::Counters;
 use crate::target::Arch;
+use arpsim::c_area::CArea;
 use arpsim::engine::CallbackSet;
 use arpsim::types::{DataType, Sid, Tid, Value};
 use std::cell::{Cell, RefCell};
@@ -396,58 +395,6 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 // ---------------------------------------------------------------------------
 // The engine adapter.
 
-/// A C data area: big and aligned enough for every `arp_data_type`,
-/// `long double` included (the header promises 16 bytes, aligned to 16).
-#[repr(C, align(16))]
-struct Area([u8; 16]);
-
-fn write_area(v: &Value, area: &mut Area) {
-    use std::ffi::{c_long, c_ulong};
-    let b = &mut area.0;
-    *b = [0; 16];
-    match *v {
-        Value::Char(x) => b[0] = x as u8,
-        Value::UChar(x) => b[0] = x,
-        Value::Short(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
-        Value::UShort(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
-        Value::Int(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::UInt(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::Long(x) => b[..size_of::<c_long>()].copy_from_slice(&(x as c_long).to_ne_bytes()),
-        Value::ULong(x) => b[..size_of::<c_ulong>()].copy_from_slice(&(x as c_ulong).to_ne_bytes()),
-        Value::LLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::ULLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::Float(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::Double(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::LDouble(x) => ldouble::to_c(x, b),
-    }
-}
-
-fn read_area(ty: DataType, area: &Area) -> Value {
-    use std::ffi::c_long;
-    let b = &area.0;
-    let n2 = [b[0], b[1]];
-    let n4 = [b[0], b[1], b[2], b[3]];
-    let n8 = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
-    let long8 = size_of::<c_long>() == 8;
-    match ty {
-        DataType::Char => Value::Char(b[0] as i8),
-        DataType::UChar => Value::UChar(b[0]),
-        DataType::Short => Value::Short(i16::from_ne_bytes(n2)),
-        DataType::UShort => Value::UShort(u16::from_ne_bytes(n2)),
-        DataType::Int => Value::Int(i32::from_ne_bytes(n4)),
-        DataType::UInt => Value::UInt(u32::from_ne_bytes(n4)),
-        DataType::Long if long8 => Value::Long(i64::from_ne_bytes(n8)),
-        DataType::Long => Value::Long(i64::from(i32::from_ne_bytes(n4))),
-        DataType::ULong if long8 => Value::ULong(u64::from_ne_bytes(n8)),
-        DataType::ULong => Value::ULong(u64::from(u32::from_ne_bytes(n4))),
-        DataType::LLong => Value::LLong(i64::from_ne_bytes(n8)),
-        DataType::ULLong => Value::ULLong(u64::from_ne_bytes(n8)),
-        DataType::Float => Value::Float(f32::from_ne_bytes(n4)),
-        DataType::Double => Value::Double(f64::from_ne_bytes(n8)),
-        DataType::LDouble => Value::LDouble(ldouble::from_c(b)),
-    }
-}
-
 /// One plugin callback set as the engine sees it.
 struct PluginSet {
     /// Keeps the code and the API table alive while the engine holds us.
@@ -470,14 +417,13 @@ impl PluginSet {
         sid: Sid,
         data: &mut Value,
     ) {
-        let mut area = Area([0; 16]);
-        write_area(data, &mut area);
+        let mut area = CArea::from_value(data);
         let _tid = TidScope::enter(tid);
         // SAFETY: `f` was registered by the plugin with the header's
         // signature; its library is loaded (`_lib`); the area is a valid,
         // aligned 16-byte buffer that outlives the call.
         unsafe { f(sid, area.0.as_mut_ptr().cast(), self.context_of(tid)) };
-        *data = read_area(self.reg.ty, &area);
+        *data = area.read(self.reg.ty);
     }
 }
 

@@ -23,8 +23,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-mod ldouble;
-
+use arpsim::c_area::CArea;
 use arpsim::engine::{CallbackSet, Engine, SectionKind};
 use arpsim::error::{ArpError, Severity};
 use arpsim::query::{Dataset, TraceValue};
@@ -42,67 +41,6 @@ pub type ArpJoinCallback = ArpSpawnCallback;
 pub type ArpErrorCallback = Option<unsafe extern "C" fn(c_int, *const c_char, *mut c_void)>;
 /// `arp_trace` (manual 6.4).
 pub type ArpTrace = *mut c_void;
-
-/// A data area as C sees it: big and aligned enough for every
-/// `arp_data_type`, `long double` included.
-#[repr(C, align(16))]
-struct Area([u8; 16]);
-
-fn write_area(v: &Value, area: &mut Area) {
-    let b = &mut area.0;
-    *b = [0; 16];
-    match *v {
-        Value::Char(x) => b[0] = x as u8,
-        Value::UChar(x) => b[0] = x,
-        Value::Short(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
-        Value::UShort(x) => b[..2].copy_from_slice(&x.to_ne_bytes()),
-        Value::Int(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::UInt(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::Long(x) => {
-            let c = x as std::ffi::c_long;
-            b[..size_of::<std::ffi::c_long>()].copy_from_slice(&c.to_ne_bytes())
-        }
-        Value::ULong(x) => {
-            let c = x as std::ffi::c_ulong;
-            b[..size_of::<std::ffi::c_ulong>()].copy_from_slice(&c.to_ne_bytes())
-        }
-        Value::LLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::ULLong(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::Float(x) => b[..4].copy_from_slice(&x.to_ne_bytes()),
-        Value::Double(x) => b[..8].copy_from_slice(&x.to_ne_bytes()),
-        Value::LDouble(x) => ldouble::to_c(x, b),
-    }
-}
-
-fn read_area(ty: DataType, area: &Area) -> Value {
-    let b = &area.0;
-    let n2 = [b[0], b[1]];
-    let n4: [u8; 4] = b[..4].try_into().expect("4 bytes");
-    let n8: [u8; 8] = b[..8].try_into().expect("8 bytes");
-    match ty {
-        DataType::Char => Value::Char(b[0] as i8),
-        DataType::UChar => Value::UChar(b[0]),
-        DataType::Short => Value::Short(i16::from_ne_bytes(n2)),
-        DataType::UShort => Value::UShort(u16::from_ne_bytes(n2)),
-        DataType::Int => Value::Int(i32::from_ne_bytes(n4)),
-        DataType::UInt => Value::UInt(u32::from_ne_bytes(n4)),
-        DataType::Long => Value::Long(if size_of::<std::ffi::c_long>() == 8 {
-            i64::from_ne_bytes(n8)
-        } else {
-            i32::from_ne_bytes(n4) as i64
-        }),
-        DataType::ULong => Value::ULong(if size_of::<std::ffi::c_ulong>() == 8 {
-            u64::from_ne_bytes(n8)
-        } else {
-            u32::from_ne_bytes(n4) as u64
-        }),
-        DataType::LLong => Value::LLong(i64::from_ne_bytes(n8)),
-        DataType::ULLong => Value::ULLong(u64::from_ne_bytes(n8)),
-        DataType::Float => Value::Float(f32::from_ne_bytes(n4)),
-        DataType::Double => Value::Double(f64::from_ne_bytes(n8)),
-        DataType::LDouble => Value::LDouble(ldouble::from_c(b)),
-    }
-}
 
 /// One `arp_add_callbacks` set: C function pointers and a context
 /// pointer per thread (manual 3.1).
@@ -123,12 +61,11 @@ impl CCallbacks {
 
     fn call(&self, cb: ArpEnterCallback, tid: Tid, sid: Sid, data: &mut Value) {
         if let Some(f) = cb {
-            let mut area = Area([0; 16]);
-            write_area(data, &mut area);
+            let mut area = CArea::from_value(data);
             // SAFETY: the callback was registered by the C program with
             // the manual's signature; the area outlives the call.
             unsafe { f(sid, area.0.as_mut_ptr().cast(), self.context_of(tid)) };
-            *data = read_area(self.ty, &area);
+            *data = area.read(self.ty);
         }
     }
 }
@@ -506,7 +443,7 @@ pub extern "C" fn arp_get_nTraces() -> c_uint {
 struct CTrace {
     record: Record,
     mode: Mode,
-    values: Vec<Area>,
+    values: Vec<CArea>,
 }
 
 #[no_mangle]
@@ -521,11 +458,11 @@ pub extern "C" fn arp_get_trace(trace_no: c_uint) -> ArpTrace {
         })?;
         let values = (0..types.len())
             .map(|i| {
-                let mut area = Area([0; 16]);
+                let mut area = CArea::default();
                 match t.value(i) {
-                    Some(TraceValue::Sample(v)) => write_area(&v, &mut area),
+                    Some(TraceValue::Sample(v)) => area.write(&v),
                     // Average traces: the mean in the set's own type.
-                    Some(TraceValue::Mean(m)) => write_area(&mean_as(types[i], m), &mut area),
+                    Some(TraceValue::Mean(m)) => area.write(&mean_as(types[i], m)),
                     _ => {}
                 }
                 area
@@ -620,29 +557,6 @@ pub unsafe extern "C" fn arp_trace_get_value(trace: ArpTrace, data_idx: c_uint) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn areas_round_trip_every_type() {
-        for v in [
-            Value::Char(-3),
-            Value::UChar(200),
-            Value::Short(-300),
-            Value::UShort(60000),
-            Value::Int(-70000),
-            Value::UInt(4_000_000_000),
-            Value::Long(-5_000_000_000),
-            Value::ULong(9_000_000_000),
-            Value::LLong(i64::MIN),
-            Value::ULLong(u64::MAX),
-            Value::Float(1.25),
-            Value::Double(-0.1),
-            Value::LDouble(1e-300),
-        ] {
-            let mut a = Area([0; 16]);
-            write_area(&v, &mut a);
-            assert_eq!(read_area(v.data_type(), &a), v);
-        }
-    }
 
     static SEEN: Mutex<Vec<(Tid, usize)>> = Mutex::new(Vec::new());
 
