@@ -5,6 +5,7 @@
 //! See ARCHITECTURE.md for the code map and the invariants of each module.
 
 pub mod arp_host;
+pub mod callgrind;
 pub mod cycles;
 pub mod decode;
 pub mod elf;
@@ -14,6 +15,8 @@ pub mod profile;
 pub mod report;
 pub mod semihost;
 pub mod sirgen;
+pub mod suite;
 pub mod target;
 pub mod threads;
+pub mod trace_events;
 pub mod verify;

@@ -67,6 +67,9 @@ pub trait ExecutionObserver {
     fn wants_memory(&self) -> bool {
         false
     }
+    /// Guest thread `thread` (0 = main) runs next, from cycle `clock` of
+    /// its own clock; the blocks that follow are its.
+    fn thread(&mut self, _thread: u32, _clock: u64) {}
 }
 
 /// How cycles are counted. Only `Blocks` is the product; the others exist
@@ -284,6 +287,8 @@ struct State {
     free_stacks: Vec<u64>,
     /// Where thread functions return to (the `simthread_exit` stub).
     thread_exit: u64,
+    /// The running thread's clock after the last observed block.
+    observed_cycles: u64,
 }
 
 impl State {
@@ -958,6 +963,7 @@ pub fn run(
         stacks: HashMap::new(),
         free_stacks: Vec::new(),
         thread_exit: image.function("simthread_exit").map_or(0, |f| f.addr),
+        observed_cycles: 0,
     };
     let (uc_arch, uc_mode) = match arch {
         // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
@@ -1084,6 +1090,28 @@ pub fn run(
                     }
                 };
                 let st = uc.get_data_mut();
+                // Stop *before* charging: a block whose hook stops the
+                // emulation does not execute now; Unicorn runs it again on
+                // the next emu_start, and it is charged then (charging it
+                // here too would count it twice at every thread switch).
+                if st.cycles >= st.limit {
+                    if st.cycles >= st.max_cycles {
+                        let limit = st.max_cycles;
+                        stop_with(uc, Stop::CycleLimit(limit));
+                    } else {
+                        // the running thread's slice is over: the scheduler chooses
+                        let _ = uc.emu_stop();
+                    }
+                    return;
+                }
+                if st
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|f| f.load(Ordering::Relaxed))
+                {
+                    stop_with(uc, Stop::Interrupted);
+                    return;
+                }
                 if st.prev_fallthrough != addr {
                     st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
                     st.record_branch(addr);
@@ -1093,21 +1121,6 @@ pub fn run(
                 st.prev_fallthrough = u64::from(price.fallthrough);
                 st.prev_taken_extra = u32::from(price.taken_extra);
                 st.prev_last_insn = u64::from(price.last_insn);
-                if st.cycles >= st.limit {
-                    if st.cycles >= st.max_cycles {
-                        let limit = st.max_cycles;
-                        stop_with(uc, Stop::CycleLimit(limit));
-                    } else {
-                        // the running thread's slice is over: the scheduler chooses
-                        let _ = uc.emu_stop();
-                    }
-                } else if st
-                    .interrupt
-                    .as_ref()
-                    .is_some_and(|f| f.load(Ordering::Relaxed))
-                {
-                    stop_with(uc, Stop::Interrupted);
-                }
             }),
         )?;
     }
@@ -1116,23 +1129,17 @@ pub fn run(
     // hooks run in the order they were added), and memory accesses.
     if !options.observers.is_empty() {
         let observers = options.observers.clone();
-        let last_cycles = std::cell::Cell::new(0u64);
         uc(
             "observer block hook",
             emu.add_block_hook(1, 0, move |uc: &mut Uc<'_>, addr, _size| {
-                let st = uc.get_data();
-                let price = st
-                    .cache
-                    .index
-                    .get(&(addr as u32))
-                    .map(|&i| st.cache.prices[i as usize]);
-                let after = st.cycles;
+                let st = uc.get_data_mut();
+                let price = st.cache.get(addr as u32);
+                let (before, after) = (st.observed_cycles, st.cycles);
+                st.observed_cycles = after;
                 let instructions = price.map_or(0, |p| p.instructions);
                 for o in &observers {
-                    o.borrow_mut()
-                        .block(addr, instructions, last_cycles.get(), after);
+                    o.borrow_mut().block(addr, instructions, before, after);
                 }
-                last_cycles.set(after);
             }),
         )?;
         let memory: Vec<Observer> = options
@@ -1285,8 +1292,12 @@ pub fn run(
             st.prev_fallthrough = t.prev_fallthrough;
             st.prev_taken_extra = t.prev_taken_extra;
             st.limit = st.max_cycles.min(slice_end);
+            st.observed_cycles = t.clock;
             (t.clock, t.waiting, t.core)
         };
+        for o in &options.observers {
+            o.borrow_mut().thread(next, clock);
+        }
         let timeout_us = match options.timeout {
             None => 0,
             Some(t) => match t.checked_sub(started.elapsed()) {

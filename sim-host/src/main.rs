@@ -26,6 +26,8 @@ enum Command {
     Arp(cli::arp::Args),
     /// Generate the SIR (program structure) of a guest ELF.
     Sir(cli::sir::Args),
+    /// Run the entries of a suite manifest in parallel and report them together.
+    Suite(cli::suite::Args),
 }
 
 fn main() {
@@ -47,5 +49,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Targets(args) => cli::targets::run(args),
         Command::Arp(args) => cli::arp::run(args),
         Command::Sir(args) => cli::sir::run(args),
+        Command::Suite(args) => {
+            let status = cli::suite::run(args)?;
+            std::process::exit(status);
+        }
     }
 }

@@ -2,4 +2,5 @@
 pub mod arp;
 pub mod run;
 pub mod sir;
+pub mod suite;
 pub mod targets;

@@ -10,11 +10,15 @@
 use anyhow::{bail, Context, Result};
 use arpsim::types::{FileFormat, Mode};
 use sim_host::arp_host::{ArpOptions, Measure};
+use sim_host::callgrind::CallgrindCollector;
 use sim_host::elf::GuestImage;
-use sim_host::machine::{self, RunOptions, Stop};
+use sim_host::machine::{self, Observer, RunOptions, Stop};
 use sim_host::report::Report;
 use sim_host::target::{self, Target};
+use sim_host::trace_events;
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +102,24 @@ pub struct Args {
     /// Repeatable; its sets are recorded in data.arp after the host's.
     #[arg(long = "plugin", value_name = "PATH.so[:ARGS]")]
     pub plugins: Vec<sim_host::plugin::PluginSpec>,
+    /// Write a function-level profile in the callgrind format (KCachegrind,
+    /// QCachegrind, callgrind_annotate): cycles and instructions per
+    /// function, with call edges.
+    #[arg(long, value_name = "FILE")]
+    pub callgrind: Option<PathBuf>,
+    /// Write the section timeline as Chrome trace-event JSON (Perfetto,
+    /// chrome://tracing), in simulated time.
+    #[arg(long, value_name = "FILE")]
+    pub trace_events: Option<PathBuf>,
+    /// With --trace-events: keep at most this many section events (the
+    /// file notes how many were dropped).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1_000_000,
+        requires = "trace_events"
+    )]
+    pub trace_limit: usize,
     /// Arguments for the guest (SYS_GET_CMDLINE), after `--`.
     #[arg(last = true)]
     pub guest_args: Vec<String>,
@@ -125,7 +147,8 @@ fn load_target(args: &Args) -> Result<Target> {
 /// Runs the guest; returns the process exit status.
 pub fn run(args: Args) -> Result<i32> {
     type Profiler = Option<sim_host::profile::Profiler>;
-    let setup = || -> Result<(Target, GuestImage, RunOptions, Profiler)> {
+    type Callgrind = Option<Rc<RefCell<CallgrindCollector>>>;
+    let setup = || -> Result<(Target, GuestImage, RunOptions, Profiler, Callgrind)> {
         let target = load_target(&args)?;
         let image = GuestImage::load(&args.elf, &target)?;
         let profiler = args
@@ -140,6 +163,14 @@ pub fn run(args: Args) -> Result<i32> {
                 )
             })
             .transpose()?;
+        let callgrind = match &args.callgrind {
+            None => None,
+            Some(_) => Some(Rc::new(RefCell::new(CallgrindCollector::new(&image)?))),
+        };
+        let mut observers: Vec<Observer> = profiler.iter().map(|p| p.observer()).collect();
+        if let Some(c) = &callgrind {
+            observers.push(c.clone());
+        }
         let measures = args
             .measure
             .iter()
@@ -187,10 +218,10 @@ pub fn run(args: Args) -> Result<i32> {
                 gzip: args.gzip,
                 measures,
                 playback: args.playback.clone(),
-                trace_events: None,
+                trace_events: args.trace_events.as_ref().map(|_| args.trace_limit),
                 plugins: sim_host::plugin::Plugin::load_all(&args.plugins, target.clock_hz)?,
             },
-            observers: profiler.iter().map(|p| p.observer()).collect(),
+            observers,
             counting: Default::default(),
             cores: args.cores,
             thread_stack: Some(args.thread_stack),
@@ -198,9 +229,9 @@ pub fn run(args: Args) -> Result<i32> {
         if args.cores == Some(0) {
             bail!("--cores 0: a machine needs at least one core");
         }
-        Ok((target, image, options, profiler))
+        Ok((target, image, options, profiler, callgrind))
     };
-    let (target, image, options, profiler) = match setup() {
+    let (target, image, options, profiler, callgrind) = match setup() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sim-host: {e:#}");
@@ -232,6 +263,24 @@ pub fn run(args: Args) -> Result<i32> {
     if let (Some(p), Some(path)) = (&profiler, &args.profile) {
         p.write(path)
             .with_context(|| format!("writing the profile {}", path.display()))?;
+    }
+    if let (Some(c), Some(path)) = (&callgrind, &args.callgrind) {
+        c.borrow().write(path)?;
+    }
+    if let Some(path) = &args.trace_events {
+        let options = trace_events::TraceOptions {
+            clock_hz: clock,
+            names: trace_events::names_from_sections(&outcome.sections),
+            dropped: outcome.section_events_dropped,
+            limit: Some(args.trace_limit),
+        };
+        trace_events::write(path, &outcome.section_events, &options)?;
+        if outcome.section_events_dropped > 0 {
+            eprintln!(
+                "sim-host: --trace-events: {} section events beyond --trace-limit {} were dropped",
+                outcome.section_events_dropped, args.trace_limit
+            );
+        }
     }
     let mut report = Report::new(&outcome, &args.elf.display().to_string(), &name, clock);
     if let Some(recording) = &args.playback {

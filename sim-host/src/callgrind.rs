@@ -1,0 +1,475 @@
+//! A function-level profile in the callgrind format (KCachegrind,
+//! QCachegrind, `callgrind_annotate`).
+//!
+//! [`CallgrindCollector`] is an [`ExecutionObserver`]: every executed block
+//! charges its cycles and instructions to the function containing it (self
+//! cost), and a shadow call stack per guest thread turns block transitions
+//! into call edges:
+//! - the previous block ends with a linking instruction (BL, BLX, JAL/JALR
+//!   writing the link register): a call, whose return address is the
+//!   address after that instruction;
+//! - a block starts at a return address on the stack: the frames above it
+//!   (and it) return;
+//! - a plain jump to another function's entry: a tail call, which replaces
+//!   the top frame (callgrind's own convention).
+//!
+//! A block's cycles include the taken-branch refill of the jump into it
+//! (the cycle model charges it on entering the target), so a callee's
+//! inclusive cost holds its call's refill: an intercepted ARP stub shows
+//! 0 instructions and just that refill.
+//!
+//! A call edge's inclusive cost is what its thread was charged between the
+//! call and the return, so the costs written always add up to the run's
+//! totals. Frames still open at the end (the program exits from inside
+//! `main`) are closed with the costs so far.
+//!
+//! Threads: the machine interleaves guest threads; [`switch_thread`] tells
+//! the collector which one runs and its clock. Without it every block is
+//! taken to belong to thread 0, which is exact for single-threaded guests.
+//!
+//! [`switch_thread`]: CallgrindCollector::switch_thread
+
+use crate::decode::Decoder;
+use crate::elf::GuestImage;
+use crate::machine::ExecutionObserver;
+use crate::target::{Arch, InsnClass};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallgrindError {
+    #[error("{file}: cannot write: {source}")]
+    Write {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Decode(#[from] crate::decode::DecodeError),
+}
+
+/// Cycles and instructions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub cycles: u64,
+    pub instructions: u64,
+}
+
+impl Cost {
+    fn add(&mut self, other: Cost) {
+        self.cycles += other.cycles;
+        self.instructions += other.instructions;
+    }
+    fn since(self, earlier: Cost) -> Cost {
+        Cost {
+            cycles: self.cycles.saturating_sub(earlier.cycles),
+            instructions: self.instructions.saturating_sub(earlier.instructions),
+        }
+    }
+}
+
+/// A call edge: how often, and the callee's inclusive cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallCost {
+    pub count: u64,
+    pub inclusive: Cost,
+}
+
+/// What the collector needs of a block, decoded once.
+#[derive(Debug, Clone, Copy)]
+struct BlockInfo {
+    /// Index into the function list (`NO_FUNCTION` outside any symbol).
+    function: usize,
+    /// The block's last instruction links (a call).
+    links: bool,
+    /// The last instruction is a jump that may be a tail call.
+    jumps: bool,
+    /// The next block may be a return: the block ends with a control
+    /// transfer (or is an intercepted stub, which returns from outside).
+    transfers: bool,
+    /// The address after the last instruction (a call's return address).
+    end: u64,
+}
+
+const NO_FUNCTION: usize = usize::MAX;
+
+/// Block addresses are already well spread: a multiplicative hash is
+/// enough and much cheaper than SipHash on the per-block path.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type AddrMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<AddrHasher>>;
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    function: usize,
+    /// The caller's function (`NO_FUNCTION` for a thread's first frame).
+    caller: usize,
+    return_addr: u64,
+    /// The thread's cumulative cost when the frame opened.
+    entered: Cost,
+}
+
+#[derive(Debug, Default)]
+struct ThreadState {
+    stack: Vec<Frame>,
+    prev: Option<BlockInfo>,
+    /// Everything charged to this thread so far.
+    charged: Cost,
+    /// The thread's clock after its last block.
+    clock: u64,
+}
+
+/// Shadow stacks deeper than this stop growing (runaway recursion or a
+/// return the collector did not recognise): the oldest frames are closed.
+const MAX_DEPTH: usize = 4096;
+
+/// Collects a callgrind profile while the guest runs.
+pub struct CallgrindCollector {
+    image: GuestImage,
+    decoder: Decoder,
+    link_reg: u8,
+    blocks: AddrMap<BlockInfo>,
+    /// Indexed by guest thread id (small, dense).
+    threads: Vec<ThreadState>,
+    current: u32,
+    /// Self cost per function (index `functions.len()` = outside symbols).
+    self_cost: Vec<Cost>,
+    /// (caller, callee) -> calls.
+    calls: BTreeMap<(usize, usize), CallCost>,
+    total: Cost,
+}
+
+impl CallgrindCollector {
+    pub fn new(image: &GuestImage) -> Result<CallgrindCollector, CallgrindError> {
+        let decoder = Decoder::new(image.arch)?;
+        Ok(CallgrindCollector {
+            link_reg: match image.arch {
+                Arch::Arm => 14,
+                Arch::Riscv => 1,
+            },
+            self_cost: vec![Cost::default(); image.functions.len() + 1],
+            image: image.clone(),
+            decoder,
+            blocks: AddrMap::default(),
+            threads: Vec::new(),
+            current: 0,
+            calls: BTreeMap::new(),
+            total: Cost::default(),
+        })
+    }
+
+    /// Guest thread `thread` runs next, its clock at `clock` cycles. The
+    /// machine calls this at every slice start (see the module comment).
+    pub fn switch_thread(&mut self, thread: u32, clock: u64) {
+        self.current = thread;
+        self.thread_mut(thread).clock = clock;
+    }
+
+    fn thread_mut(&mut self, thread: u32) -> &mut ThreadState {
+        let i = thread as usize;
+        if i >= self.threads.len() {
+            self.threads.resize_with(i + 1, ThreadState::default);
+        }
+        &mut self.threads[i]
+    }
+
+    /// Totals charged so far.
+    pub fn total(&self) -> Cost {
+        self.total
+    }
+
+    fn info(&mut self, addr: u64, instructions: u32) -> BlockInfo {
+        if let Some(i) = self.blocks.get(&addr) {
+            return *i;
+        }
+        let function = self
+            .image
+            .function_at(addr)
+            .and_then(|f| {
+                self.image
+                    .functions
+                    .binary_search_by_key(&f.addr, |g| g.addr)
+                    .ok()
+            })
+            .unwrap_or(NO_FUNCTION);
+        let mut info = BlockInfo {
+            function,
+            links: false,
+            jumps: false,
+            transfers: true,
+            end: addr,
+        };
+        if instructions > 0 {
+            // the block's bytes, bounded by the segment holding it
+            let code = self.image.segments.iter().find_map(|s| {
+                let off = addr.checked_sub(s.load_addr)? as usize;
+                let end = s.data.len().min(off + instructions as usize * 4);
+                s.data.get(off..end)
+            });
+            let insns = code
+                .and_then(|c| self.decoder.decode(c, addr, false).ok())
+                .unwrap_or_default();
+            if let Some(last) = insns.get(instructions as usize - 1).or(insns.last()) {
+                info.end = last.addr + u64::from(last.size);
+                info.links = match last.class {
+                    InsnClass::Call => true,
+                    InsnClass::BranchIndirect => last.writes & (1 << self.link_reg) != 0,
+                    _ => false,
+                };
+                let pc_bit = match self.image.arch {
+                    Arch::Arm => 1 << 15,
+                    Arch::Riscv => 0,
+                };
+                info.transfers = last.writes & pc_bit != 0
+                    || matches!(
+                        last.class,
+                        InsnClass::Branch
+                            | InsnClass::BranchCond
+                            | InsnClass::BranchIndirect
+                            | InsnClass::TableBranch
+                            | InsnClass::PopPc
+                            | InsnClass::Call
+                    );
+                info.jumps = matches!(
+                    last.class,
+                    InsnClass::Branch | InsnClass::BranchIndirect | InsnClass::BranchCond
+                );
+            }
+        }
+        self.blocks.insert(addr, info);
+        info
+    }
+
+    fn close(&mut self, frame: Frame, now: Cost) {
+        let edge = self
+            .calls
+            .entry((frame.caller, frame.function))
+            .or_default();
+        edge.inclusive.add(now.since(frame.entered));
+    }
+
+    fn open(&mut self, thread: u32, function: usize, caller: usize, return_addr: u64) {
+        let t = self.thread_mut(thread);
+        let frame = Frame {
+            function,
+            caller,
+            return_addr,
+            entered: t.charged,
+        };
+        t.stack.push(frame);
+        if t.stack.len() > MAX_DEPTH {
+            let oldest = t.stack.remove(0);
+            let now = t.charged;
+            self.close(oldest, now);
+        }
+        if caller != NO_FUNCTION {
+            self.calls.entry((caller, function)).or_default().count += 1;
+        }
+    }
+
+    /// The call edges (caller, callee) by function name, for tests and
+    /// reports.
+    pub fn calls(&self) -> Vec<(String, String, CallCost)> {
+        let mut out: Vec<_> = self
+            .calls
+            .iter()
+            .filter(|((caller, _), _)| *caller != NO_FUNCTION)
+            .map(|((a, b), c)| (self.name(*a), self.name(*b), *c))
+            .collect();
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
+    }
+
+    fn name(&self, function: usize) -> String {
+        self.image
+            .functions
+            .get(function)
+            .map_or_else(|| "(no symbol)".to_owned(), |f| f.name.clone())
+    }
+
+    fn slot(&self, function: usize) -> usize {
+        function.min(self.image.functions.len())
+    }
+
+    /// Writes the profile to `path` (open frames count as returned now).
+    pub fn write(&self, path: &Path) -> Result<(), CallgrindError> {
+        let err = |source| CallgrindError::Write {
+            file: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::create(path).map_err(err)?;
+        let mut w = std::io::BufWriter::new(file);
+        self.write_to(&mut w).map_err(err)?;
+        w.flush().map_err(err)
+    }
+
+    /// The callgrind text (format version 1).
+    pub fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        // Close the open frames on a copy: writing does not end the run.
+        let mut calls = self.calls.clone();
+        for t in &self.threads {
+            for f in &t.stack {
+                calls
+                    .entry((f.caller, f.function))
+                    .or_default()
+                    .inclusive
+                    .add(t.charged.since(f.entered));
+            }
+        }
+        let elf = self.image.file.display().to_string();
+        writeln!(w, "# callgrind format")?;
+        writeln!(w, "version: 1")?;
+        writeln!(w, "creator: sim-host {}", env!("CARGO_PKG_VERSION"))?;
+        writeln!(w, "cmd: {elf}")?;
+        writeln!(w, "positions: line")?;
+        writeln!(w, "events: Cycles Instructions")?;
+        writeln!(
+            w,
+            "summary: {} {}",
+            self.total.cycles, self.total.instructions
+        )?;
+        writeln!(w)?;
+        // No line information: every cost sits on line 0 of the unknown
+        // file `???` (valgrind's own convention, which callgrind_annotate
+        // does not try to open), in the ELF as object; names compressed.
+        writeln!(w, "ob=(1) {elf}")?;
+        writeln!(w, "fl=(1) ???")?;
+        let n = self.image.functions.len();
+        let mut named = vec![false; n + 1];
+        let mut name = |w: &mut dyn Write, key: &str, f: usize| -> std::io::Result<()> {
+            let slot = f.min(n);
+            if named[slot] {
+                writeln!(w, "{key}=({})", slot + 1)
+            } else {
+                named[slot] = true;
+                writeln!(w, "{key}=({}) {}", slot + 1, self.name(f))
+            }
+        };
+        for slot in 0..=n {
+            let out: Vec<_> = calls
+                .iter()
+                .filter(|((caller, _), _)| *caller != NO_FUNCTION && self.slot(*caller) == slot)
+                .collect();
+            let own = self.self_cost[slot];
+            if own == Cost::default() && out.is_empty() {
+                continue;
+            }
+            writeln!(w)?;
+            name(w, "fn", slot)?;
+            writeln!(w, "0 {} {}", own.cycles, own.instructions)?;
+            for ((_, callee), c) in out {
+                writeln!(w, "cfl=(1)")?;
+                name(w, "cfn", *callee)?;
+                writeln!(w, "calls={} 0", c.count)?;
+                writeln!(w, "0 {} {}", c.inclusive.cycles, c.inclusive.instructions)?;
+            }
+        }
+        writeln!(w)?;
+        writeln!(
+            w,
+            "totals: {} {}",
+            self.total.cycles, self.total.instructions
+        )
+    }
+}
+
+impl ExecutionObserver for CallgrindCollector {
+    fn thread(&mut self, thread: u32, clock: u64) {
+        self.switch_thread(thread, clock);
+    }
+
+    fn block(&mut self, addr: u64, instructions: u32, _cycles_before: u64, cycles_after: u64) {
+        let addr = addr & !1;
+        let info = self.info(addr, instructions);
+        let thread = self.current;
+        let t = self.thread_mut(thread);
+        // The thread's own clock, not `cycles_before`: the machine's
+        // previous block may belong to another thread.
+        let cost = Cost {
+            cycles: cycles_after.saturating_sub(t.clock),
+            instructions: u64::from(instructions),
+        };
+        t.clock = cycles_after;
+        let prev = t.prev.replace(info);
+        let top = t.stack.last().copied();
+
+        // Control flow first, so the block is charged inside its frame.
+        match (prev, top) {
+            (_, None) => self.open(thread, info.function, NO_FUNCTION, 0),
+            (Some(p), Some(top)) if p.links => {
+                self.open(thread, info.function, top.function, p.end);
+            }
+            (Some(p), Some(top)) if p.transfers => {
+                let t = &mut self.threads[thread as usize];
+                if let Some(i) = t.stack.iter().rposition(|f| f.return_addr == addr) {
+                    let now = t.charged;
+                    let closed: Vec<Frame> = t.stack.drain(i..).collect();
+                    let empty = t.stack.is_empty();
+                    for f in closed.into_iter().rev() {
+                        self.close(f, now);
+                    }
+                    if empty {
+                        self.open(thread, info.function, NO_FUNCTION, 0);
+                    }
+                } else if p.jumps
+                    && info.function != top.function
+                    && self
+                        .image
+                        .functions
+                        .get(info.function)
+                        .is_some_and(|f| f.addr == addr)
+                {
+                    let now = t.charged;
+                    let old = t.stack.pop().expect("top exists");
+                    self.close(old, now);
+                    self.open(thread, info.function, old.caller, old.return_addr);
+                }
+            }
+            _ => {}
+        }
+
+        self.threads[thread as usize].charged.add(cost);
+        let slot = info.function.min(self.image.functions.len());
+        self.self_cost[slot].add(cost);
+        self.total.add(cost);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_since_saturates() {
+        let a = Cost {
+            cycles: 5,
+            instructions: 2,
+        };
+        let b = Cost {
+            cycles: 7,
+            instructions: 1,
+        };
+        assert_eq!(
+            a.since(b),
+            Cost {
+                cycles: 0,
+                instructions: 1
+            }
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! Suites (issue 9): the project's examples as the first manifest,
+//! `suites/examples.toml`, run in parallel; manifest errors name the entry
+//! and field; a failing entry fails the suite without stopping the others.
+
+use e2e_tests::{guest, repo_root, scratch, sim_host_bin};
+use sim_host::suite::{self, Manifest};
+use std::process::Command;
+
+fn examples() -> Manifest {
+    // builds the guests the manifest points at (build.py skips fresh ones)
+    guest("cortex-m4", "filter");
+    Manifest::load(&repo_root().join("suites/examples.toml")).unwrap()
+}
+
+#[test]
+fn examples_suite_passes() {
+    let manifest = examples();
+    let report = suite::run(&manifest, 4, &|_, _, _| {});
+    let failures: Vec<String> = report
+        .entries
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("{}: {}", e.name, e.failures.join("; ")))
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(report.entries.len(), manifest.entries.len());
+    // manifest order, whatever order the threads finished in
+    for (r, e) in report.entries.iter().zip(&manifest.entries) {
+        assert_eq!(r.name, e.name);
+    }
+    let filter = report
+        .entries
+        .iter()
+        .find(|e| e.name == "filter-cortex-m4")
+        .unwrap();
+    assert!(filter.cycles > 0 && filter.instructions > 0);
+    assert!(filter.sections.iter().any(|s| s.path == [8]));
+    // the JSON and CSV forms carry every entry
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(
+        json["entries"].as_array().unwrap().len(),
+        report.entries.len()
+    );
+    assert_eq!(json["failed"], 0);
+    assert_eq!(report.to_csv().lines().count(), report.entries.len() + 1);
+}
+
+#[test]
+fn a_failing_entry_does_not_stop_the_others() {
+    let dir = scratch("suite-fail");
+    let elf = guest("cortex-m4", "crash");
+    let manifest = dir.join("m.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "[[entry]]\nname = \"wrong-exit\"\nelf = \"{elf}\"\ntarget = \"cortex-m4\"\nargs = [\"exit\", \"3\"]\n\n\
+             [[entry]]\nname = \"right-exit\"\nelf = \"{elf}\"\ntarget = \"cortex-m4\"\nargs = [\"exit\", \"3\"]\nexit_code = 3\n",
+            elf = elf.display()
+        ),
+    )
+    .unwrap();
+    let m = Manifest::load(&manifest).unwrap();
+    let report = suite::run(&m, 2, &|_, _, _| {});
+    assert!(!report.entries[0].passed);
+    assert!(report.entries[0].failures[0].contains("exit status 3, expected 0"));
+    assert!(report.entries[1].passed);
+    assert_eq!((report.passed, report.failed), (1, 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn manifest_errors_name_entry_and_field() {
+    let dir = scratch("suite-errors");
+    let elf = guest("cortex-m4", "filter");
+    let cases = [
+        (
+            "name = \"a\"\ntarget = \"cortex-m4\"\n",
+            "entry 2 (a)",
+            "missing field `elf`",
+        ),
+        (
+            "name = \"b\"\nelf = \"ELF\"\ntarget = \"cortex-m9\"\n",
+            "entry 2 (b)",
+            "field `target`",
+        ),
+        (
+            "name = \"c\"\nelf = \"nope.elf\"\ntarget = \"cortex-m4\"\n",
+            "entry 2 (c)",
+            "field `elf`",
+        ),
+        (
+            "name = \"d\"\nelf = \"ELF\"\ntarget = \"cortex-m4\"\ncores = \"2\"\n",
+            "entry 2 (d)",
+            "cores",
+        ),
+        (
+            "name = \"e\"\nelf = \"ELF\"\ntarget = \"cortex-m4\"\nexpected = 1\n",
+            "entry 2 (e)",
+            "unknown field `expected`",
+        ),
+        (
+            "name = \"f\"\nelf = \"ELF\"\ntarget = \"cortex-m4\"\nexpected_output = \"none.txt\"\n",
+            "entry 2 (f)",
+            "field `expected_output`",
+        ),
+        (
+            "name = \"g\"\nelf = \"ELF\"\ntarget = \"cortex-m4\"\nmode = \"fast\"\n",
+            "entry 2 (g)",
+            "field `mode`",
+        ),
+    ];
+    for (body, entry, what) in cases {
+        let text = format!(
+            "[[entry]]\nname = \"ok\"\nelf = \"ELF\"\ntarget = \"cortex-m4\"\n\n[[entry]]\n{body}"
+        )
+        .replace("ELF", &elf.display().to_string());
+        let path = dir.join("m.toml");
+        std::fs::write(&path, text).unwrap();
+        let e = Manifest::load(&path).unwrap_err().to_string();
+        assert!(e.contains(entry) && e.contains(what), "{body}: {e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `sim-host suite` subcommand, once it is wired into main.rs.
+#[test]
+fn suite_command() {
+    let bin = sim_host_bin();
+    let help = Command::new(&bin)
+        .args(["suite", "--help"])
+        .output()
+        .unwrap();
+    if !help.status.success() {
+        eprintln!("sim-host has no `suite` subcommand yet: not checked");
+        return;
+    }
+    guest("cortex-m4", "filter");
+    let dir = scratch("suite-cli");
+    let json = dir.join("r.json");
+    let csv = dir.join("r.csv");
+    let out = Command::new(&bin)
+        .arg("suite")
+        .arg(repo_root().join("suites/examples.toml"))
+        .args(["-j", "2", "--json"])
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("filter-cortex-m4"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["failed"], 0);
+    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("name,"));
+    // an unwritable output path is a setup error before anything runs
+    let out = Command::new(&bin)
+        .arg("suite")
+        .arg(repo_root().join("suites/examples.toml"))
+        .arg("--json")
+        .arg(dir.join("no/such/dir/r.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
