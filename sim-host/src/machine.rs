@@ -684,6 +684,32 @@ fn thread_registers(arch: Arch) -> Vec<i32> {
     }
 }
 
+/// Makes the function `name` (if the guest has it) an intercepted entry
+/// point: its block costs nothing and `handler` runs instead of its body.
+fn intercept_function(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    name: &str,
+    handler: impl Fn(&mut Uc<'_>) + 'static,
+) -> Result<(), MachineError> {
+    let Some(f) = image.function(name) else {
+        return Ok(());
+    };
+    emu.get_data_mut().cache.insert(
+        f.addr as u32,
+        Price {
+            fallthrough: u32::MAX,
+            last_insn: f.addr as u32,
+            ..Price::default()
+        },
+    );
+    uc(
+        &format!("hook {name}"),
+        emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| handler(uc)),
+    )?;
+    Ok(())
+}
+
 /// Guest threads switch after this many cycles ahead of the next thread.
 const THREAD_QUANTUM: u64 = 2_000;
 const PAGE: u64 = crate::target::PAGE_SIZE;
@@ -990,45 +1016,19 @@ pub fn run(
         )?;
     }
 
-    // Intercepted entry points: priced at zero, returning at once.
+    // Intercepted entry points (ARP and simthread.h): priced at zero,
+    // returning at once.
     let counting = options.counting;
-    for (name, entry) in ENTRY_POINTS.iter().filter(|_| counting != Counting::Off) {
-        if let Some(f) = image.function(name) {
+    if counting != Counting::Off {
+        for (name, entry) in ENTRY_POINTS {
             let entry = *entry;
-            emu.get_data_mut().cache.insert(
-                f.addr as u32,
-                Price {
-                    fallthrough: u32::MAX,
-                    last_insn: f.addr as u32,
-                    ..Price::default()
-                },
-            );
-            uc(
-                &format!("hook {name}"),
-                emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| {
-                    intercept(uc, entry)
-                }),
-            )?;
+            intercept_function(&mut emu, &image, name, move |uc| intercept(uc, entry))?;
         }
-    }
-
-    for (name, call) in THREAD_CALLS.iter().filter(|_| counting != Counting::Off) {
-        if let Some(f) = image.function(name) {
+        for (name, call) in THREAD_CALLS {
             let call = *call;
-            emu.get_data_mut().cache.insert(
-                f.addr as u32,
-                Price {
-                    fallthrough: u32::MAX,
-                    last_insn: f.addr as u32,
-                    ..Price::default()
-                },
-            );
-            uc(
-                &format!("hook {name}"),
-                emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| {
-                    intercept_thread_call(uc, call)
-                }),
-            )?;
+            intercept_function(&mut emu, &image, name, move |uc| {
+                intercept_thread_call(uc, call)
+            })?;
         }
     }
 
