@@ -114,7 +114,7 @@ fn cycle_limit_and_timeout_stop_cleanly() {
 fn ctrl_c_stops_with_report_and_partial_file() {
     let dir = scratch("ctrl-c");
     let file = dir.join("data.arp");
-    let child = Command::new(sim_host_bin())
+    let mut child = Command::new(sim_host_bin())
         .args(["run", "--target", "cortex-m4"])
         .arg(guest("cortex-m4", "crash"))
         .arg("-o")
@@ -124,13 +124,20 @@ fn ctrl_c_stops_with_report_and_partial_file() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Interrupt only once the guest says it has recorded its samples (its
+    // first line), however slow the machine is; then let it loop a little.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("recorded 3 samples"), "{first}");
+    std::thread::sleep(Duration::from_millis(200));
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
+    drop(stdout);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("interrupted"), "{err}");
