@@ -33,8 +33,10 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The guest ELF (built for the target, with -DARP_SIM to record).
-    pub elf: PathBuf,
+    /// The guest ELF (built for the target, with -DARP_SIM to record). As
+    /// a cargo runner (`sim-host run [OPTIONS] -- ELF ARGS...`) it may come
+    /// first after `--` instead.
+    pub elf: Option<PathBuf>,
     /// Built-in target (see `sim-host targets`).
     #[arg(long, default_value = "cortex-m4", conflicts_with = "target_file")]
     pub target: String,
@@ -120,7 +122,8 @@ pub struct Args {
         requires = "trace_events"
     )]
     pub trace_limit: usize,
-    /// Arguments for the guest (SYS_GET_CMDLINE), after `--`.
+    /// Arguments for the guest (SYS_GET_CMDLINE), after `--` (the ELF first
+    /// when it was not given before the `--`).
     #[arg(last = true)]
     pub guest_args: Vec<String>,
 }
@@ -145,12 +148,24 @@ fn load_target(args: &Args) -> Result<Target> {
 }
 
 /// Runs the guest; returns the process exit status.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
+    // The cargo-runner form: `sim-host run --target T -- ELF ARGS...`.
+    let elf = match args.elf.take() {
+        Some(elf) => elf,
+        None if !args.guest_args.is_empty() => PathBuf::from(args.guest_args.remove(0)),
+        None => {
+            eprintln!(
+                "sim-host: no ELF given: sim-host run [OPTIONS] ELF [-- ARGS...], \
+                 or as a cargo runner: sim-host run [OPTIONS] -- ELF [ARGS...]"
+            );
+            return Ok(EXIT_SETUP);
+        }
+    };
     type Profiler = Option<sim_host::profile::Profiler>;
     type Callgrind = Option<Rc<RefCell<CallgrindCollector>>>;
     let setup = || -> Result<(Target, GuestImage, RunOptions, Profiler, Callgrind)> {
         let target = load_target(&args)?;
-        let image = GuestImage::load(&args.elf, &target)?;
+        let image = GuestImage::load(&elf, &target)?;
         let profiler = args
             .profile
             .as_ref()
@@ -196,8 +211,7 @@ pub fn run(args: Args) -> Result<i32> {
                 std::process::exit(EXIT_INTERRUPTED);
             }
         });
-        let program = args
-            .elf
+        let program = elf
             .file_name()
             .map_or("guest".into(), |n| n.to_string_lossy().into_owned());
         let cmdline = std::iter::once(program)
@@ -282,7 +296,7 @@ pub fn run(args: Args) -> Result<i32> {
             );
         }
     }
-    let mut report = Report::new(&outcome, &args.elf.display().to_string(), &name, clock);
+    let mut report = Report::new(&outcome, &elf.display().to_string(), &name, clock);
     if let Some(recording) = &args.playback {
         let sequential = arpsim::tools::stats(recording)
             .ok()
