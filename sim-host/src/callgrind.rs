@@ -33,7 +33,7 @@ use crate::decode::Decoder;
 use crate::elf::GuestImage;
 use crate::machine::ExecutionObserver;
 use crate::target::{Arch, InsnClass};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -93,26 +93,9 @@ struct BlockInfo {
 
 const NO_FUNCTION: usize = usize::MAX;
 
-/// Block addresses are already well spread: a multiplicative hash is
-/// enough and much cheaper than SipHash on the per-block path.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl std::hash::Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type AddrMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<AddrHasher>>;
+/// Guest addresses are well spread: FxHash is enough and much cheaper
+/// than SipHash on the per-block path.
+type AddrMap<V> = rustc_hash::FxHashMap<u64, V>;
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {

@@ -59,22 +59,28 @@ fn register_number(arch: Arch, name: &str) -> Option<u8> {
     }
 }
 
+/// A capstone instance with details for `arch`: Thumb with M-profile, or
+/// RV32 with compressed instructions.
+pub fn capstone_for(arch: Arch) -> Result<Capstone, capstone::Error> {
+    match arch {
+        Arch::Arm => Capstone::new()
+            .arm()
+            .mode(arch::arm::ArchMode::Thumb)
+            .extra_mode(std::iter::once(arch::arm::ArchExtraMode::MClass))
+            .detail(true)
+            .build(),
+        Arch::Riscv => Capstone::new()
+            .riscv()
+            .mode(arch::riscv::ArchMode::RiscV32)
+            .extra_mode(std::iter::once(arch::riscv::ArchExtraMode::RiscVC))
+            .detail(true)
+            .build(),
+    }
+}
+
 impl Decoder {
     pub fn new(arch: Arch) -> Result<Decoder, DecodeError> {
-        let cs = match arch {
-            Arch::Arm => Capstone::new()
-                .arm()
-                .mode(arch::arm::ArchMode::Thumb)
-                .extra_mode(std::iter::once(arch::arm::ArchExtraMode::MClass))
-                .detail(true)
-                .build()?,
-            Arch::Riscv => Capstone::new()
-                .riscv()
-                .mode(arch::riscv::ArchMode::RiscV32)
-                .extra_mode(std::iter::once(arch::riscv::ArchExtraMode::RiscVC))
-                .detail(true)
-                .build()?,
-        };
+        let cs = capstone_for(arch)?;
         let mut reg_numbers = HashMap::new();
         for id in 1..400u16 {
             if let Some(name) = cs.reg_name(RegId(id)) {

@@ -216,7 +216,7 @@ const TRAIL: usize = 16;
 struct BlockCache {
     slots: Box<[(u32, u32)]>,
     prices: Vec<Price>,
-    index: HashMap<u32, u32>,
+    index: rustc_hash::FxHashMap<u32, u32>,
 }
 
 impl BlockCache {
@@ -224,7 +224,7 @@ impl BlockCache {
         BlockCache {
             slots: vec![(0, 0); SLOTS].into_boxed_slice(),
             prices: Vec::new(),
-            index: HashMap::new(),
+            index: rustc_hash::FxHashMap::default(),
         }
     }
 

@@ -169,29 +169,9 @@ struct Tb {
     entry_unit: Option<usize>,
 }
 
-/// A multiplicative hash for guest addresses (the default SipHash costs
-/// more than the rest of the per-block work).
-#[derive(Debug, Default)]
-struct AddrHasher(u64);
-
-impl std::hash::Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(self.0.rotate_left(8) ^ u64::from(*b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        let h = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
-type AddrMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<AddrHasher>>;
+/// Guest addresses are well spread: FxHash is enough and much cheaper
+/// than SipHash on the per-block path.
+type AddrMap<V> = rustc_hash::FxHashMap<u64, V>;
 
 #[derive(Debug, Clone)]
 struct Active {

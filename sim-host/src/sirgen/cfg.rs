@@ -15,7 +15,7 @@ use crate::decode::Decoder;
 use crate::elf::{Function, GuestImage};
 use crate::target::{Arch, InsnClass};
 use capstone::arch::arm::{ArmCC, ArmOperandType};
-use capstone::arch::{self, BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn};
+use capstone::arch::DetailsArchInsn;
 use capstone::Capstone;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -118,21 +118,8 @@ const RISCV_A1: u64 = 1 << 11;
 impl InsnDecoder {
     pub fn new(arch: Arch) -> Result<InsnDecoder, SirGenError> {
         let decoder = Decoder::new(arch).map_err(|e| SirGenError::Decode(e.to_string()))?;
-        let cs = match arch {
-            Arch::Arm => Capstone::new()
-                .arm()
-                .mode(arch::arm::ArchMode::Thumb)
-                .extra_mode(std::iter::once(arch::arm::ArchExtraMode::MClass))
-                .detail(true)
-                .build(),
-            Arch::Riscv => Capstone::new()
-                .riscv()
-                .mode(arch::riscv::ArchMode::RiscV32)
-                .extra_mode(std::iter::once(arch::riscv::ArchExtraMode::RiscVC))
-                .detail(true)
-                .build(),
-        }
-        .map_err(|e| SirGenError::Decode(e.to_string()))?;
+        let cs =
+            crate::decode::capstone_for(arch).map_err(|e| SirGenError::Decode(e.to_string()))?;
         Ok(InsnDecoder { arch, decoder, cs })
     }
 
