@@ -352,8 +352,6 @@ pub struct ArpHost {
     /// File name set by the guest with `arp_set_file_name`.
     guest_file: Option<PathBuf>,
     pub warnings: Vec<String>,
-    /// The tid that made the most recent call (the running thread).
-    pub last_tid: Tid,
     events: Vec<SectionEvent>,
     /// Events not kept because of the `trace_events` limit.
     pub events_dropped: u64,
@@ -371,7 +369,6 @@ impl ArpHost {
             stats: SectionStats::default(),
             guest_file: None,
             warnings: Vec::new(),
-            last_tid: 1,
             events: Vec::new(),
             events_dropped: 0,
         }
@@ -403,10 +400,6 @@ impl ArpHost {
 
     pub fn stats(&self) -> &SectionStats {
         &self.stats
-    }
-
-    pub fn is_started(&self) -> bool {
-        self.started
     }
 
     /// The playback verification: which recorded tuples were played how
@@ -497,14 +490,12 @@ impl ArpHost {
         let sid = a1 as Sid;
         match entry {
             EntryPoint::Enter(kind) => {
-                self.last_tid = tid;
                 self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.enter(tid, sid, a2 as i32, kind)?;
                 self.stats.enter(tid, sid, kind, site, &self.counters);
                 self.record_event(tid, sid, kind, true);
             }
             EntryPoint::Leave(kind) => {
-                self.last_tid = tid;
                 self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.leave(tid, sid, kind)?;
                 self.stats.leave(tid, sid, &self.counters);

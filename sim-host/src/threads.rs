@@ -357,12 +357,6 @@ impl Scheduler {
         Some((first.id, end.max(first.clock.saturating_add(1))))
     }
 
-    pub fn all_done_but(&self, id: ThreadId) -> bool {
-        self.threads
-            .iter()
-            .all(|t| t.id == id || t.state == State::Done)
-    }
-
     /// Threads that have not ended, for the exit warning.
     pub fn alive(&self) -> Vec<ThreadId> {
         self.threads
