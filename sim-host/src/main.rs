@@ -33,9 +33,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = dispatch(cli) {
-        // The top-level message already names the file, line and field;
-        // the source chain would repeat it.
-        eprintln!("sim-host: {e}");
+        eprintln!("sim-host: {}", cli::error_text(&e));
         std::process::exit(1);
     }
 }

@@ -4,3 +4,41 @@ pub mod run;
 pub mod sir;
 pub mod suite;
 pub mod targets;
+
+/// An error with its causes, for a person: `top: cause: cause`, leaving
+/// out any cause whose text the message already contains (our errors
+/// often quote their source, and `{:#}` would print it twice).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn causes_are_kept_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        // a message that already quotes its cause
+        let quoted = anyhow::Error::new(io).context("x.elf: cannot read: no such file");
+        assert_eq!(error_text(&quoted), "x.elf: cannot read: no such file");
+        // a context that does not: the cause is added
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
+        let wrapped = anyhow::Error::new(io).context("writing the profile p.sir");
+        assert_eq!(
+            error_text(&wrapped),
+            "writing the profile p.sir: permission denied"
+        );
+    }
+}

@@ -248,7 +248,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     let (target, image, options, profiler, callgrind) = match setup() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("sim-host: {e:#}");
+            eprintln!("sim-host: {}", super::error_text(&e));
             return Ok(EXIT_SETUP);
         }
     };
