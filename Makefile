@@ -6,7 +6,7 @@ GUESTS := target/guests
 DEFAULT_TARGET ?= cortex-m4
 DEFAULT_EXAMPLE ?= filter
 
-.PHONY: demo test bootstrap build guests check lint clean
+.PHONY: demo test bootstrap build guests check lint clean fuzz-long
 
 demo: bootstrap build guests
 	@echo
@@ -36,6 +36,14 @@ lint:
 
 clean:
 	$(CARGO) clean
+
+# The input fuzzers (proptest) that `make test` runs briefly, run long:
+# target files, ELFs, semihosting, suite manifests, the CLI, libarp's C API.
+FUZZ_CASES ?= 100000
+fuzz-long: bootstrap guests
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p sim-host --test fuzz_inputs --bin sim-host
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p libarp --test api_sequences
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p arpsim --test proptest_readers
 
 # The memsort study (issue 8, STUDY.md): calibrate, predict, simulate, compare.
 .PHONY: study

@@ -3,12 +3,46 @@
 
 use crate::codec::{RecordRead, RecordWrite};
 use crate::error::FormatError;
-use crate::record::{common_prefix, Header, Histogram, Payload, Record};
+use crate::record::{common_prefix, Header, Histogram, Payload, Record, MAX_DEPTH};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 /// The first line of every ASCII file (manual 6.5).
 pub const VERSION_LINE: &str = "# Atomium record and playback data - format version 1.1.";
+
+/// Longest line the reader accepts, newline included (FORMAT.md, "Memory
+/// bounds"): the reader buffers one line, so this bounds its memory. Any
+/// record the binary format can hold (65,535 new `sid@idx` entries of up
+/// to 18 bytes, 255 full histograms: about 1.6 MB) fits.
+pub const MAX_LINE_BYTES: usize = 2 << 20;
+
+/// Reads one line (newline kept) into `line`, which must be empty, never
+/// buffering more than [`MAX_LINE_BYTES`]. Returns the bytes read (0 at
+/// the end); a longer line is an error naming `line_no`.
+fn read_line<R: BufRead>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    line_no: u64,
+) -> Result<usize, FormatError> {
+    let n = input
+        .take(MAX_LINE_BYTES as u64)
+        .read_until(b'\n', line)
+        .map_err(|e| {
+            FormatError::at_line(
+                line_no,
+                0,
+                format!("read error (truncated or corrupt file?): {e}"),
+            )
+        })?;
+    if n == MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+        return Err(FormatError::at_line(
+            line_no,
+            0,
+            format!("longer than {MAX_LINE_BYTES} bytes, the limit of a line"),
+        ));
+    }
+    Ok(n)
+}
 
 /// Width of the fixed-width record count line of streamed files
 /// (FORMAT.md, "Streamed files"): 28 digits, or 20 digits and ` partial`.
@@ -76,7 +110,14 @@ impl<W: Write> AsciiWriter<W> {
         Ok(())
     }
 
-    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) {
+    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) -> io::Result<()> {
+        if stack.len() > MAX_DEPTH {
+            // No reader would accept it (FORMAT.md, "Memory bounds").
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "stack deeper than 65535 sections",
+            ));
+        }
         let reuse = common_prefix(&self.prev, stack);
         let mut num = itoa::Buffer::new();
         self.buf
@@ -94,6 +135,7 @@ impl<W: Write> AsciiWriter<W> {
         self.buf.push(b':');
         self.prev.truncate(reuse);
         self.prev.extend_from_slice(&stack[reuse..]);
+        Ok(())
     }
 
     fn end_record(&mut self) -> io::Result<()> {
@@ -107,7 +149,7 @@ impl<W: Write> AsciiWriter<W> {
 
 impl<W: Write> RecordWrite for AsciiWriter<W> {
     fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()> {
-        self.start_record(stack, true);
+        self.start_record(stack, true)?;
         for v in values {
             self.buf.push(b' ');
             v.write_ascii(&mut self.buf);
@@ -119,7 +161,7 @@ impl<W: Write> RecordWrite for AsciiWriter<W> {
         match payload {
             Payload::Sample(values) => return self.write_sample(stack, values),
             Payload::Average { count, means } => {
-                self.start_record(stack, false);
+                self.start_record(stack, false)?;
                 self.buf.extend_from_slice(format!(" {count}").as_bytes());
                 for &m in means {
                     self.buf.push(b' ');
@@ -127,7 +169,7 @@ impl<W: Write> RecordWrite for AsciiWriter<W> {
                 }
             }
             Payload::Histogram { count, histograms } => {
-                self.start_record(stack, false);
+                self.start_record(stack, false)?;
                 self.buf.extend_from_slice(format!(" {count}").as_bytes());
                 for h in histograms {
                     self.buf.extend_from_slice(b" [");
@@ -178,9 +220,7 @@ impl<R: BufRead> AsciiReader<R> {
         let mut next_line = |line: &mut Vec<u8>, line_no: &mut u64, what: &str| {
             *line_no += 1;
             line.clear();
-            let n = input
-                .read_until(b'\n', line)
-                .map_err(|e| FormatError::at_line(*line_no, 0, format!("read error: {e}")))?;
+            let n = read_line(&mut input, line, *line_no)?;
             if n == 0 || line.last() != Some(&b'\n') {
                 return Err(FormatError::at_line(
                     *line_no,
@@ -305,6 +345,11 @@ impl<R: BufRead> AsciiReader<R> {
         let depth_tok = toks.next().unwrap_or(left);
         let depth: usize =
             parse_num(depth_tok).ok_or_else(|| self.err(1, "depth is not a number"))?;
+        if depth > MAX_DEPTH {
+            let reason =
+                format!("depth {depth} is above {MAX_DEPTH}, the deepest stack a file holds");
+            return Err(self.err(1, reason));
+        }
         let reuse_tok = toks
             .next()
             .ok_or_else(|| self.err(0, "missing reuse count"))?;
@@ -455,7 +500,7 @@ impl<R: BufRead> AsciiReader<R> {
                             h.bins.push((bin, n));
                         }
                     }
-                    if h.total() != count {
+                    if h.total() != u128::from(count) {
                         return Err(self.err(
                             column_of(line, rest),
                             format!(
@@ -502,10 +547,7 @@ impl<R: BufRead> RecordRead for AsciiReader<R> {
     fn read_into(&mut self, rec: &mut Record) -> Result<bool, FormatError> {
         self.line.clear();
         self.line_no += 1;
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.line)
-            .map_err(|e| self.err(0, format!("read error (truncated or corrupt file?): {e}")))?;
+        let n = read_line(&mut self.input, &mut self.line, self.line_no)?;
         if n == 0 {
             if self.read != self.header.count {
                 return Err(FormatError::at_line(
@@ -538,7 +580,7 @@ impl<R: BufRead> RecordRead for AsciiReader<R> {
 }
 
 /// Writes a whole data set as ASCII into a byte vector (header included,
-/// plain count line).
+/// plain count line). Panics on a stack deeper than [`MAX_DEPTH`].
 pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
     let mut h = header.clone();
     h.format = FileFormat::Ascii;
@@ -547,7 +589,7 @@ pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
     let mut w = AsciiWriter::new(&mut out);
     for r in records {
         w.write_payload(&r.stack, &r.payload)
-            .expect("writing to a Vec cannot fail");
+            .expect("a stack within MAX_DEPTH, written to a Vec");
     }
     w.finish().expect("writing to a Vec cannot fail");
     drop(w);
@@ -719,6 +761,71 @@ mod tests {
     }
 
     #[test]
+    fn a_line_longer_than_the_limit_is_refused_where_it_starts() {
+        let head = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n2\n";
+        let mut text = format!("{head}1 0 1@0: 5;\n1 0 ");
+        text.extend(std::iter::repeat_n('9', MAX_LINE_BYTES));
+        text.push_str("@0: 5;\n");
+        let e = err_of(&text);
+        assert_eq!(
+            e.location,
+            crate::error::Location::Line { line: 5, column: 0 }
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("line 5: longer than {MAX_LINE_BYTES} bytes, the limit of a line")
+        );
+        // A header line too, and a line just within the limit still reads.
+        let long_count = format!("{}\n", "0".repeat(MAX_LINE_BYTES));
+        let e = err_of(&format!("{}{long_count}", &head[..head.len() - 2]));
+        assert!(e.to_string().starts_with("line 3: longer than"), "{e}");
+        let fits = format!("{}\n", "0".repeat(MAX_LINE_BYTES - 1));
+        assert!(from_bytes(format!("{}{fits}", &head[..head.len() - 2]).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn stacks_deeper_than_the_binary_formats_limit_are_refused() {
+        let head = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n1\n";
+        let record = |depth: usize| format!("{depth} 0{}: 5;\n", " 1@0".repeat(depth));
+        let (_, records) = from_bytes(format!("{head}{}", record(MAX_DEPTH)).as_bytes()).unwrap();
+        assert_eq!(records[0].stack.len(), 65535);
+        let e = err_of(&format!("{head}{}", record(MAX_DEPTH + 1)));
+        assert_eq!(
+            e.to_string(),
+            "line 4, column 1: depth 65536 is above 65535, the deepest stack a file holds"
+        );
+    }
+
+    #[test]
+    fn the_longest_record_the_binary_format_holds_fits_a_line() {
+        let widest = StackEntry {
+            sid: u16::MAX,
+            idx: i32::MIN,
+        };
+        let header = Header {
+            format: FileFormat::Ascii,
+            mode: Mode::RecordAll,
+            types: vec![DataType::ULLong; 255],
+            count: 1,
+            partial: false,
+        };
+        let record = Record {
+            stack: vec![widest; MAX_DEPTH],
+            payload: Payload::Sample(vec![Value::ULLong(u64::MAX); 255]),
+        };
+        let bytes = to_bytes(&header, std::slice::from_ref(&record));
+        assert!(bytes.len() > 1 << 20, "a 1 MiB limit would refuse it");
+        assert_eq!(from_bytes(&bytes).unwrap().1, vec![record.clone()]);
+        let mut deeper = record.stack.clone();
+        deeper.push(widest);
+        let mut w = AsciiWriter::new(Vec::new());
+        let e = w
+            .write_sample(&deeper, &[Value::ULLong(0); 255])
+            .unwrap_err();
+        assert_eq!(e.to_string(), "stack deeper than 65535 sections");
+    }
+
+    #[test]
     fn fixed_width_count_lines_parse() {
         for partial in [false, true] {
             let line = count_line(42, partial, true);
@@ -727,5 +834,30 @@ mod tests {
         let text = "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n0000000000000000000000000001\n1 0 1@0: 5;\n";
         let (h, _) = from_bytes(text.as_bytes()).unwrap();
         assert_eq!(h.count, 1);
+    }
+
+    #[test]
+    fn histogram_counts_that_wrap_a_u64_are_refused() {
+        let text = "# Atomium record and playback data - format version 1.1.\n0 2 1 5\n1\n\
+1 0 1: 2 [1:18446744073709551615 2:3];\n";
+        assert_eq!(
+            err_of(text).to_string(),
+            "line 4, column 10: histogram 1 holds 18446744073709551618 samples, the record says 2"
+        );
+    }
+
+    #[test]
+    fn a_huge_bad_value_is_quoted_in_80_characters() {
+        let big = "7".repeat(5000);
+        let text = format!(
+            "# Atomium record and playback data - format version 1.1.\n0 1 1 5\n1\n1 0 1@0: {big};\n"
+        );
+        assert_eq!(
+            err_of(&text).to_string(),
+            format!(
+                "line 4, column 10: value `{}…` (5000 bytes) overflows unsigned int",
+                &big[..80]
+            )
+        );
     }
 }

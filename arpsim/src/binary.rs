@@ -56,7 +56,7 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) -> io::Result<()> {
-        if stack.len() > u16::MAX as usize {
+        if stack.len() > crate::record::MAX_DEPTH {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "stack deeper than 65535 sections",
@@ -370,10 +370,13 @@ impl<R: Read> RecordRead for BinaryReader<R> {
                         }
                         h.bins.push((bin, n));
                     }
-                    if h.total() != count {
+                    if h.total() != u128::from(count) {
                         return Err(FormatError::at_offset(
                             at,
-                            "histogram total differs from the sample count",
+                            format!(
+                                "histogram total {} differs from the sample count {count}",
+                                h.total()
+                            ),
                         ));
                     }
                     histograms.push(h);
@@ -397,6 +400,7 @@ impl<R: Read> RecordRead for BinaryReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Histogram;
 
     fn sample_set() -> (Header, Vec<Record>) {
         let header = Header {
@@ -467,5 +471,38 @@ mod tests {
             })();
             assert!(result.is_err(), "cut at {cut} accepted");
         }
+    }
+
+    #[test]
+    fn histogram_counts_that_wrap_a_u64_are_refused() {
+        let header = Header {
+            format: FileFormat::Binary,
+            mode: Mode::RecordHistogram,
+            types: vec![DataType::UInt],
+            count: 1,
+            partial: false,
+        };
+        // 2^64 - 1 + 3 wraps to 2 in u64 arithmetic, which equals n.
+        let wrapping = Histogram {
+            bins: vec![(1, u64::MAX), (2, 3)],
+        };
+        let record = Record {
+            stack: vec![StackEntry { sid: 1, idx: 0 }],
+            payload: Payload::Histogram {
+                count: 2,
+                histograms: vec![wrapping],
+            },
+        };
+        let bytes = encode(&header, &[record]);
+        let mut r = BinaryReader::new(&bytes[..]).unwrap();
+        let mut rec = Record {
+            stack: vec![],
+            payload: Payload::Sample(vec![]),
+        };
+        let e = r.read_into(&mut rec).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "byte offset 37: histogram total 18446744073709551618 differs from the sample count 2"
+        );
     }
 }

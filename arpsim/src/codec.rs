@@ -1,13 +1,15 @@
 //! Reading and writing `data.arp` files: format detection from content,
 //! gzip, atomic replacement and the streamed output of `record_all`.
 //!
-//! Files are written to a temporary file in the destination directory and
-//! renamed over the destination at the end, so a reader never sees a half
-//! written file and an interrupted run leaves the previous file intact.
+//! Files are written through [`crate::output`]: a regular destination is
+//! replaced atomically at the end, so a reader never sees a half written
+//! file and an interrupted run leaves the previous file intact; a device
+//! or FIFO is written in place.
 
 use crate::ascii::{self, AsciiReader, AsciiWriter};
 use crate::binary::{self, BinaryReader, BinaryWriter};
 use crate::error::{ArpError, FormatError, Result};
+use crate::output::{self, Output};
 use crate::record::{Header, Payload, Record};
 use crate::types::{FileFormat, StackEntry, Value};
 use flate2::read::MultiGzDecoder;
@@ -123,24 +125,17 @@ impl OutputSpec {
         self.gzip || self.path.extension().is_some_and(|e| e == "gz")
     }
 
-    fn dir(&self) -> &Path {
-        match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        }
-    }
-
-    fn temp(&self) -> Result<tempfile::NamedTempFile> {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "data.arp".into());
-        tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(self.dir())
-            .map_err(|e| self.io_err(e))
+    /// Where a scratch file for this output goes: beside a regular
+    /// destination (same file system), else the system's temporary folder.
+    fn scratch_file(&self) -> Result<File> {
+        let file = match output::Destination::of(&self.path) {
+            Ok(output::Destination::Regular { path, .. }) => match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => tempfile::tempfile_in(dir),
+                _ => tempfile::tempfile_in("."),
+            },
+            _ => tempfile::tempfile(),
+        };
+        file.map_err(|e| self.io_err(e))
     }
 
     fn io_err(&self, e: io::Error) -> ArpError {
@@ -183,13 +178,13 @@ impl<W: Write> FormatWriter<W> {
     }
 }
 
-enum Body {
+enum Body<W: Write> {
     /// Unbuffered: the format writers buffer themselves.
-    Plain(File),
-    Gzip(GzEncoder<BufWriter<File>>),
+    Plain(W),
+    Gzip(GzEncoder<BufWriter<W>>),
 }
 
-impl Write for Body {
+impl<W: Write> Write for Body<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Body::Plain(w) => w.write(buf),
@@ -217,8 +212,7 @@ pub fn write_file(
     header: &Header,
     write: impl FnOnce(&mut dyn RecordWrite) -> Result<()>,
 ) -> Result<()> {
-    let temp = spec.temp()?;
-    let file = temp.as_file().try_clone().map_err(|e| spec.io_err(e))?;
+    let file = Output::create(&spec.path).map_err(|e| spec.io_err(e))?;
     let mut body = if spec.compressed() {
         Body::Gzip(GzEncoder::new(BufWriter::new(file), Compression::fast()))
     } else {
@@ -230,9 +224,8 @@ pub fn write_file(
     write(writer.as_dyn())?;
     writer.as_dyn().finish().map_err(|e| spec.io_err(e))?;
     let body = writer.into_inner().map_err(|e| spec.io_err(e))?;
-    finish_body(body).map_err(|e| spec.io_err(e))?;
-    temp.persist(&spec.path).map_err(|e| spec.io_err(e.error))?;
-    Ok(())
+    let out = finish_body(body).map_err(|e| spec.io_err(e))?;
+    out.commit().map_err(|e| spec.io_err(e))
 }
 
 /// Writes `records` atomically (count and format taken from `spec`).
@@ -248,7 +241,7 @@ pub fn write_records(spec: &OutputSpec, header: &Header, records: &[Record]) -> 
     })
 }
 
-fn finish_body(body: Body) -> io::Result<File> {
+fn finish_body<W: Write>(body: Body<W>) -> io::Result<W> {
     match body {
         Body::Plain(f) => Ok(f),
         Body::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error()),
@@ -259,34 +252,62 @@ fn finish_body(body: Body) -> io::Result<File> {
 /// records go to disk as they are produced, so memory stays bounded by the
 /// stack depth. Uncompressed, the header's record count is a fixed-width
 /// placeholder patched at the end; compressed, the records are written as
-/// one gzip member to a temporary file and the final file is a gzip member
-/// holding the header followed by a byte copy of that member.
+/// one gzip member to an unnamed scratch file and the final file is a gzip
+/// member holding the header followed by a byte copy of that member.
 pub struct StreamedOutput {
     spec: OutputSpec,
     header: Header,
-    writer: Option<FormatWriter<Body>>,
-    temp: tempfile::NamedTempFile,
+    writer: Option<FormatWriter<Body<Stream>>>,
     count: u64,
     header_len: u64,
 }
 
+/// Where streamed records go: the final output itself (uncompressed, the
+/// header patched in place at the end) or a scratch file (compressed).
+enum Stream {
+    Final(Box<Output>),
+    Scratch(File),
+}
+
+impl Stream {
+    fn file(&mut self) -> &mut File {
+        match self {
+            Stream::Final(out) => out.file(),
+            Stream::Scratch(file) => file,
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file().write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file().write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file().flush()
+    }
+}
+
 impl StreamedOutput {
-    /// Creates the temporary file and writes the provisional header.
+    /// Creates the output (or its scratch file) and writes the provisional
+    /// header.
     pub fn create(spec: &OutputSpec, header: &Header) -> Result<Self> {
-        let temp = spec.temp()?;
-        let file = temp.as_file().try_clone().map_err(|e| spec.io_err(e))?;
         let mut header = header.clone();
         header.format = spec.format;
         header.partial = true;
         header.count = 0;
         let (body, header_len) = if spec.compressed() {
+            let scratch = Stream::Scratch(spec.scratch_file()?);
             let body = Body::Gzip(GzEncoder::new(
-                BufWriter::with_capacity(1 << 16, file),
+                BufWriter::with_capacity(1 << 16, scratch),
                 Compression::fast(),
             ));
             (body, 0)
         } else {
-            let mut out = file;
+            let out = Output::create_seekable(&spec.path).map_err(|e| spec.io_err(e))?;
+            let mut out = Stream::Final(Box::new(out));
             let bytes = header_bytes(spec.format, &header, true);
             out.write_all(&bytes).map_err(|e| spec.io_err(e))?;
             (Body::Plain(out), bytes.len() as u64)
@@ -295,7 +316,6 @@ impl StreamedOutput {
             spec: spec.clone(),
             header,
             writer: Some(FormatWriter::new(spec.format, body)),
-            temp,
             count: 0,
             header_len,
         })
@@ -316,48 +336,43 @@ impl StreamedOutput {
         self.count
     }
 
-    /// Completes the file (marked partial if `partial`) and renames it
-    /// over the destination.
+    /// Completes the file (marked partial if `partial`) and makes it
+    /// visible at its path.
     pub fn finish(mut self, partial: bool) -> Result<PathBuf> {
         let spec = self.spec.clone();
         let mut writer = self.writer.take().ok_or(ArpError::NotStarted)?;
         writer.as_dyn().finish().map_err(|e| spec.io_err(e))?;
         let body = writer.into_inner().map_err(|e| spec.io_err(e))?;
-        let compressed = matches!(body, Body::Gzip(_));
-        let mut file = finish_body(body).map_err(|e| spec.io_err(e))?;
+        let stream = finish_body(body).map_err(|e| spec.io_err(e))?;
         self.header.count = self.count;
         self.header.partial = partial;
-        if compressed {
-            // Header member first, then a byte copy of the records member:
-            // concatenated gzip members decode as one stream (RFC 1952).
-            let final_temp = spec.temp()?;
-            let out = final_temp
-                .as_file()
-                .try_clone()
-                .map_err(|e| spec.io_err(e))?;
-            let mut gz = GzEncoder::new(BufWriter::new(out), Compression::fast());
-            gz.write_all(&header_bytes(spec.format, &self.header, false))
-                .map_err(|e| spec.io_err(e))?;
-            let mut out = gz.finish().map_err(|e| spec.io_err(e))?;
-            file.seek(SeekFrom::Start(0)).map_err(|e| spec.io_err(e))?;
-            io::copy(&mut file, &mut out).map_err(|e| spec.io_err(e))?;
-            out.flush().map_err(|e| spec.io_err(e))?;
-            drop(out);
-            final_temp
-                .persist(&spec.path)
-                .map_err(|e| spec.io_err(e.error))?;
-        } else {
-            let patched = header_bytes(spec.format, &self.header, true);
-            debug_assert_eq!(patched.len() as u64, self.header_len);
-            file.seek(SeekFrom::Start(0)).map_err(|e| spec.io_err(e))?;
-            file.write_all(&patched).map_err(|e| spec.io_err(e))?;
-            file.flush().map_err(|e| spec.io_err(e))?;
-            drop(file);
-            self.temp
-                .persist(&spec.path)
-                .map_err(|e| spec.io_err(e.error))?;
+        match stream {
+            Stream::Scratch(records) => self.finish_compressed(records),
+            Stream::Final(out) => self.finish_in_place(*out),
         }
-        Ok(spec.path.clone())
+        .map_err(|e| spec.io_err(e))?;
+        Ok(spec.path)
+    }
+
+    fn finish_compressed(&self, mut records: File) -> io::Result<()> {
+        // Header member first, then a byte copy of the records member:
+        // concatenated gzip members decode as one stream (RFC 1952).
+        let out = Output::create(&self.spec.path)?;
+        let mut gz = GzEncoder::new(BufWriter::new(out), Compression::fast());
+        gz.write_all(&header_bytes(self.spec.format, &self.header, false))?;
+        let mut out = gz.finish()?;
+        records.seek(SeekFrom::Start(0))?;
+        io::copy(&mut records, &mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.commit()
+    }
+
+    fn finish_in_place(&self, mut out: Output) -> io::Result<()> {
+        let patched = header_bytes(self.spec.format, &self.header, true);
+        debug_assert_eq!(patched.len() as u64, self.header_len);
+        let file = out.file();
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&patched)?;
+        out.commit()
     }
 }
 

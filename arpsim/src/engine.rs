@@ -6,7 +6,9 @@ use crate::codec::{self, OutputSpec, StreamedOutput};
 use crate::error::{ArpError, Result};
 use crate::playback::{PlaybackIndex, PlaybackReport, NO_NODE, ROOT};
 use crate::record::{Header, Histogram, Payload, HISTOGRAM_BINS};
-use crate::types::{format_path, DataType, FileFormat, Lidx, Mode, Sid, StackEntry, Tid, Value};
+use crate::types::{
+    format_path_tail, DataType, FileFormat, Lidx, Mode, Sid, StackEntry, Tid, Value,
+};
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
@@ -339,6 +341,15 @@ impl Engine {
         &self.output
     }
 
+    /// `arp_start` may be called once per run (manual 6.1.2).
+    fn not_started_yet(&self) -> Result<()> {
+        if self.running.is_some() {
+            Err(ArpError::AlreadyStarted)
+        } else {
+            Ok(())
+        }
+    }
+
     fn before_start(&self, what: &'static str) -> Result<()> {
         if self.running.is_some() {
             Err(ArpError::AfterStart { what })
@@ -361,7 +372,7 @@ impl Engine {
     /// loads the file named by [`Engine::set_file_name`]. `record_all`
     /// opens the streamed output file at once.
     pub fn start(&mut self, max_tid: Tid, max_sid: Sid, mode: Mode) -> Result<()> {
-        self.before_start("arp_start")?;
+        self.not_started_yet()?;
         if self.callbacks.is_empty() {
             return Err(ArpError::NoCallbacks);
         }
@@ -395,7 +406,7 @@ impl Engine {
         max_sid: Sid,
         index: PlaybackIndex,
     ) -> Result<()> {
-        self.before_start("arp_start")?;
+        self.not_started_yet()?;
         let needed = self.data_types();
         if needed.is_empty() {
             return Err(ArpError::NoCallbacks);
@@ -517,14 +528,13 @@ impl Engine {
             }
         }
         if missing {
-            let path = thread.entries.clone();
             if let Sink::Playback(index) = &mut run.sink {
-                index.mark_unexpected(tid, path.clone());
+                index.mark_unexpected(tid, &thread.entries);
             }
             return Err(ArpError::NoRecordedSample {
                 tid,
                 sid,
-                path: format_path(&path),
+                path: format_path_tail(&thread.entries),
             });
         }
         Ok(())

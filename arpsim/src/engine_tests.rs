@@ -4,6 +4,7 @@
 use super::*;
 use crate::codec::for_each_record;
 use crate::record::Record;
+use crate::types::format_path;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -431,6 +432,8 @@ fn rules_are_enforced_with_typed_errors() {
     let e = &mut r.engine;
     assert!(matches!(e.enter_kernel(1, 1, 0), Err(ArpError::NotStarted)));
     e.start(2, 5, Mode::RecordAverage).unwrap();
+    let twice = e.start(2, 5, Mode::RecordAverage).unwrap_err();
+    assert_eq!(twice.to_string(), "arp_start was already called");
     assert!(matches!(
         e.add_callbacks(Box::new(Cycles {
             clock: r.clock.clone(),
@@ -556,4 +559,29 @@ fn playback_refuses_mismatching_callback_sets() {
         r.engine.start_playback(1, 1, index),
         Err(ArpError::CallbackMismatch { .. })
     ));
+}
+
+#[test]
+fn a_deep_unrecorded_tuple_gives_a_short_message() {
+    let mut r = rig();
+    let mut index = PlaybackIndex::new(vec![DataType::ULong]);
+    index
+        .insert(&[StackEntry { sid: 1, idx: 0 }], &[Value::ULong(5)])
+        .unwrap();
+    r.engine.start_playback(1, 100, index).unwrap();
+    for sid in 2..=100 {
+        r.engine.enter_plain(1, sid, 0).unwrap();
+    }
+    let err = r.engine.enter_kernel(1, 1, 0).unwrap_err();
+    let inner: Vec<String> = (94..=100).map(|sid| format!("{sid}@0")).collect();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "playback: thread 1: no recorded sample for section 1 at trace … (92 outer) {} 1@0",
+            inner.join(" ")
+        )
+    );
+    let report = r.engine.playback_report().unwrap();
+    assert_eq!(report.unexpected_total, 1);
+    assert_eq!(report.unexpected[0].path.len(), 100);
 }

@@ -15,6 +15,19 @@ pub enum Severity {
     Io = 4,
 }
 
+/// Most characters of input an error message quotes.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `input` in backticks for an error message: at most [`QUOTE_CHARS`]
+/// characters, then `…` and the input's length, so that a huge field
+/// cannot make a huge message (the error's location gives the position).
+pub fn quote(input: &str) -> String {
+    match input.char_indices().nth(QUOTE_CHARS) {
+        None => format!("`{input}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", &input[..cut], input.len()),
+    }
+}
+
 /// Where in a `data.arp` file a format error was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
@@ -154,3 +167,17 @@ impl ArpError {
 
 /// Result type of the crate.
 pub type Result<T, E = ArpError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_cut_at_80_characters() {
+        assert_eq!(quote("abc"), "`abc`");
+        let exact = "é".repeat(QUOTE_CHARS);
+        assert_eq!(quote(&exact), format!("`{exact}`"));
+        let long = "x".repeat(5000);
+        assert_eq!(quote(&long), format!("`{}…` (5000 bytes)", &long[..80]));
+    }
+}

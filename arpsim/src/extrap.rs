@@ -108,7 +108,8 @@ pub fn export(
                 let name = names.name(*sid);
                 if name.contains("->") {
                     return Err(ExportError::Usage(format!(
-                        "section {sid} is named `{name}`, which contains `->`, Extra-P's call-path separator"
+                        "section {sid} is named {}, which contains `->`, Extra-P's call-path separator",
+                        crate::error::quote(&name)
                     )));
                 }
                 parts.push(name);

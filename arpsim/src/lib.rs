@@ -117,6 +117,7 @@ pub mod engine;
 pub mod error;
 pub mod extrap;
 pub mod measure;
+pub mod output;
 pub mod playback;
 pub mod query;
 pub mod record;

@@ -4,6 +4,7 @@
 //! section, and section names (given on the command line, or read from a
 //! SIR by the callers that know SIR).
 
+use crate::error::quote;
 use crate::types::{Mode, Sid};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -57,8 +58,9 @@ impl RunSpec {
                     let (name, value) = item.split_once('=').expect("checked above");
                     let v: f64 = value.trim().parse().map_err(|_| {
                         MeasureError::Usage(format!(
-                            "--arp {spec}: parameter `{}` has value `{value}`, not a number",
-                            name.trim()
+                            "--arp {spec}: parameter `{}` has value {}, not a number",
+                            name.trim(),
+                            quote(value)
                         ))
                     })?;
                     if !v.is_finite() {
@@ -133,14 +135,17 @@ impl SectionNames {
         if let Some((old, from)) = self.by_sid.get(&sid) {
             if old != name {
                 return Err(MeasureError::Usage(format!(
-                    "section {sid} is named `{old}` ({from}) and `{name}` ({origin})"
+                    "section {sid} is named {} ({from}) and {} ({origin})",
+                    quote(old),
+                    quote(name)
                 )));
             }
             return Ok(());
         }
         if let Some((other, (_, from))) = self.by_sid.iter().find(|(_, (n, _))| n == name) {
             return Err(MeasureError::Usage(format!(
-                "name `{name}` is given to section {other} ({from}) and section {sid} ({origin})"
+                "name {} is given to section {other} ({from}) and section {sid} ({origin})",
+                quote(name)
             )));
         }
         self.by_sid
@@ -274,9 +279,17 @@ pub fn read_run(spec: &RunSpec, value_set: usize) -> Result<RunMeasurements, Mea
         if t.count == 0 {
             continue;
         }
+        let too_many = || {
+            input(format!(
+                "section {sid} (call path {}): more than {} samples",
+                join_path(&t.path),
+                u64::MAX
+            ))
+        };
+        let count = u64::try_from(t.count).map_err(|_| too_many())?;
         paths.push(PathCost {
             path: t.path.clone(),
-            count: t.count,
+            count,
             mean: s.total / t.count as f64,
         });
         let e = sections.entry(sid).or_insert_with(|| SectionCost {
@@ -287,7 +300,7 @@ pub fn read_run(spec: &RunSpec, value_set: usize) -> Result<RunMeasurements, Mea
             max: None,
             paths: Vec::new(),
         });
-        e.count += t.count;
+        e.count = e.count.checked_add(count).ok_or_else(too_many)?;
         e.total += s.total;
         e.min = match (e.min, s.min) {
             (Some(a), Some(b)) => Some(a.min(b)),

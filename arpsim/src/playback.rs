@@ -23,6 +23,16 @@ pub const ROOT: u32 = 0;
 pub const NO_NODE: u32 = u32::MAX;
 
 const ABSENT: u32 = u32::MAX;
+/// Most heap bytes the tuples listed in one category of a
+/// [`PlaybackReport`] take together; further tuples are only counted, so
+/// a report stays small however many and however deep the tuples are
+/// (FORMAT.md, "Memory bounds").
+pub const REPORT_LIST_BYTES: usize = 8 << 20;
+/// Documented bound (FORMAT.md, "Memory bounds"): bytes per sample that
+/// has a row or overflow entry of its own (14 in a loop's dense row).
+pub const MAX_BYTES_PER_SAMPLE: usize = 72;
+/// Documented bound: bytes per distinct enclosing stack entry (trie node).
+pub const MAX_BYTES_PER_NODE: usize = 64;
 /// Largest hole a row is padded over before a sample goes to overflow.
 const MAX_ROW_GAP: i64 = 16;
 
@@ -47,9 +57,10 @@ struct Row {
 pub struct TupleReport {
     /// The trace, outermost first; its last entry is the played section.
     pub path: Vec<StackEntry>,
-    /// How many times it was played.
+    /// How many times it was played (saturating below `u32::MAX`).
     pub plays: u32,
-    /// The threads that played it (first player first; empty if never).
+    /// The threads that played it, each once (first player first; empty
+    /// if never).
     pub tids: Vec<Tid>,
 }
 
@@ -69,25 +80,75 @@ impl std::fmt::Display for TupleReport {
     }
 }
 
-/// The outcome of a playback run.
+/// The outcome of a playback run. Each category lists its first tuples
+/// (together at most [`REPORT_LIST_BYTES`]) and counts all of them in
+/// its `_total`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlaybackReport {
     /// Number of recorded samples.
     pub recorded: u64,
     /// Number of recorded samples played exactly once.
     pub played_once: u64,
-    /// Recorded samples never played.
+    /// Recorded samples never played (the first ones).
     pub missing: Vec<TupleReport>,
-    /// Recorded samples played more than once.
+    /// Recorded samples played more than once (the first ones).
     pub duplicated: Vec<TupleReport>,
-    /// Tuples played that have no recorded sample.
+    /// Tuples played that have no recorded sample (the first ones).
     pub unexpected: Vec<TupleReport>,
+    /// Number of missing tuples, listed or not.
+    pub missing_total: u64,
+    /// Number of duplicated tuples, listed or not.
+    pub duplicated_total: u64,
+    /// Number of unexpected plays, listed or not.
+    pub unexpected_total: u64,
 }
 
 impl PlaybackReport {
-    /// Every recorded sample was played exactly once and nothing else.
+    /// Every recorded sample was played exactly once and nothing else
+    /// (the lists are checked too, for reports built by hand).
     pub fn is_exact(&self) -> bool {
-        self.missing.is_empty() && self.duplicated.is_empty() && self.unexpected.is_empty()
+        self.missing_total == 0
+            && self.duplicated_total == 0
+            && self.unexpected_total == 0
+            && self.missing.is_empty()
+            && self.duplicated.is_empty()
+            && self.unexpected.is_empty()
+    }
+}
+
+impl TupleReport {
+    /// Heap bytes this tuple takes in a report's list.
+    pub fn list_bytes(&self) -> usize {
+        std::mem::size_of::<TupleReport>()
+            + self.path.len() * std::mem::size_of::<StackEntry>()
+            + self.tids.len() * std::mem::size_of::<Tid>()
+    }
+}
+
+/// Tuples of one category: all counted, the first ones listed while
+/// they fit in [`REPORT_LIST_BYTES`].
+#[derive(Debug, Default)]
+struct Listing {
+    tuples: Vec<TupleReport>,
+    bytes: usize,
+    total: u64,
+}
+
+impl Listing {
+    /// Counts one tuple and lists it if there is room; `make` (which
+    /// builds the path, O(depth)) runs only then.
+    fn add(&mut self, make: impl FnOnce() -> TupleReport) {
+        self.total += 1;
+        if self.bytes < REPORT_LIST_BYTES {
+            let tuple = make();
+            if self.bytes + tuple.list_bytes() <= REPORT_LIST_BYTES {
+                self.bytes += tuple.list_bytes();
+                self.tuples.push(tuple);
+            } else {
+                // Full: building more paths would only cost time.
+                self.bytes = REPORT_LIST_BYTES;
+            }
+        }
     }
 }
 
@@ -104,7 +165,7 @@ pub struct PlaybackIndex {
     plays: Vec<u32>,
     first_tid: Vec<Tid>,
     extra_tids: FxHashMap<u32, Vec<Tid>>,
-    unexpected: Vec<(Tid, Vec<StackEntry>)>,
+    unexpected: Listing,
     samples: u64,
     // Node ids of the previous inserted record's enclosing entries.
     prev_stack: Vec<StackEntry>,
@@ -225,21 +286,31 @@ impl PlaybackIndex {
         Value::from_raw(self.types[set], self.values[slot as usize * self.m() + set])
     }
 
-    /// Counts one play of `slot` by thread `tid`.
+    /// Counts one play of `slot` by thread `tid`. Each thread is noted
+    /// once per slot (so memory does not grow with replays), and the count
+    /// stops below the `ABSENT` marker.
     #[inline]
     pub fn mark_played(&mut self, slot: u32, tid: Tid) {
         let p = &mut self.plays[slot as usize];
         if *p == 0 {
             self.first_tid[slot as usize] = tid;
-        } else {
-            self.extra_tids.entry(slot).or_default().push(tid);
+        } else if tid != self.first_tid[slot as usize] {
+            let more = self.extra_tids.entry(slot).or_default();
+            if !more.contains(&tid) {
+                more.push(tid);
+            }
         }
-        *p += 1;
+        *p = (*p + 1).min(ABSENT - 1);
     }
 
-    /// Notes a played tuple that has no recorded sample.
-    pub fn mark_unexpected(&mut self, tid: Tid, path: Vec<StackEntry>) {
-        self.unexpected.push((tid, path));
+    /// Notes a played tuple that has no recorded sample (counted always,
+    /// listed while the report has room).
+    pub fn mark_unexpected(&mut self, tid: Tid, path: &[StackEntry]) {
+        self.unexpected.add(|| TupleReport {
+            path: path.to_vec(),
+            plays: 1,
+            tids: vec![tid],
+        });
     }
 
     /// Clears all play counts (to play the same index again).
@@ -250,7 +321,7 @@ impl PlaybackIndex {
             }
         }
         self.extra_tids.clear();
-        self.unexpected.clear();
+        self.unexpected = Listing::default();
     }
 
     fn push_slot(&mut self, values: &[Value]) -> u32 {
@@ -376,6 +447,9 @@ impl PlaybackIndex {
         self.first_tid.shrink_to_fit();
         self.rows.shrink_to_fit();
         self.node_keys.shrink_to_fit();
+        self.nodes.shrink_to_fit();
+        self.row_of.shrink_to_fit();
+        self.overflow.shrink_to_fit();
         self.prev_stack = Vec::new();
         self.prev_nodes = Vec::new();
     }
@@ -427,7 +501,21 @@ impl PlaybackIndex {
         }
     }
 
-    /// Every recorded tuple with its play count.
+    /// Calls `f(path, plays)` for every recorded tuple, reusing one path
+    /// buffer: memory grows with the depth only.
+    pub fn for_each_play_count(&self, mut f: impl FnMut(&[StackEntry], u32)) {
+        let mut path = Vec::new();
+        self.for_each_sample(|parent, sid, idx, slot| {
+            path.clear();
+            self.path_of_node(parent, &mut path);
+            path.push(StackEntry { sid, idx });
+            f(&path, self.plays[slot as usize]);
+        });
+    }
+
+    /// Every recorded tuple with its play count. Holds every full path
+    /// (samples × depth entries): for small indexes; see
+    /// [`Self::for_each_play_count`] and [`Self::report`].
     pub fn play_counts(&self) -> Vec<TupleReport> {
         let mut out = Vec::with_capacity(self.samples as usize);
         self.for_each_sample(|parent, sid, idx, slot| out.push(self.tuple(parent, sid, idx, slot)));
@@ -446,24 +534,26 @@ impl PlaybackIndex {
     }
 
     /// The verification report: missing, duplicated and unexpected tuples.
+    /// Its size is bounded by [`REPORT_LIST_BYTES`] per category, not by
+    /// the number of samples times their depth.
     pub fn report(&self) -> PlaybackReport {
-        let mut report = PlaybackReport {
-            recorded: self.samples,
-            ..Default::default()
-        };
+        let (mut missing, mut duplicated) = (Listing::default(), Listing::default());
+        let mut played_once = 0;
         self.for_each_sample(|parent, sid, idx, slot| match self.plays[slot as usize] {
-            0 => report.missing.push(self.tuple(parent, sid, idx, slot)),
-            1 => report.played_once += 1,
-            _ => report.duplicated.push(self.tuple(parent, sid, idx, slot)),
+            0 => missing.add(|| self.tuple(parent, sid, idx, slot)),
+            1 => played_once += 1,
+            _ => duplicated.add(|| self.tuple(parent, sid, idx, slot)),
         });
-        for (tid, path) in &self.unexpected {
-            report.unexpected.push(TupleReport {
-                path: path.clone(),
-                plays: 1,
-                tids: vec![*tid],
-            });
+        PlaybackReport {
+            recorded: self.samples,
+            played_once,
+            missing: missing.tuples,
+            duplicated: duplicated.tuples,
+            unexpected: self.unexpected.tuples.clone(),
+            missing_total: missing.total,
+            duplicated_total: duplicated.total,
+            unexpected_total: self.unexpected.total,
         }
-        report
     }
 
     /// Estimated heap bytes held by the index (hash tables counted by
@@ -484,6 +574,7 @@ impl PlaybackIndex {
             + self.values.capacity() * 8
             + self.plays.capacity() * 4
             + self.first_tid.capacity() * 2
+            + self.unexpected.bytes
     }
 }
 
@@ -559,7 +650,7 @@ mod tests {
         ix.mark_played(s0, 2);
         ix.mark_played(s1, 2);
         ix.mark_played(s1, 3);
-        ix.mark_unexpected(3, vec![e(2, 0), e(1, 7)]);
+        ix.mark_unexpected(3, &[e(2, 0), e(1, 7)]);
         let r = ix.report();
         assert_eq!(r.recorded, 3);
         assert_eq!(r.played_once, 1);
@@ -568,10 +659,15 @@ mod tests {
         assert_eq!(r.duplicated[0].tids, vec![2, 3]);
         assert_eq!(r.duplicated[0].plays, 2);
         assert_eq!(r.unexpected[0].path, vec![e(2, 0), e(1, 7)]);
+        assert_eq!(
+            (r.missing_total, r.duplicated_total, r.unexpected_total),
+            (1, 1, 1)
+        );
         assert!(!r.is_exact());
         assert_eq!(ix.play_count(&[e(2, 0), e(1, 1)]), Some(2));
         ix.reset_plays();
         assert_eq!(ix.report().missing.len(), 3);
+        assert_eq!(ix.report().unexpected_total, 0);
     }
 
     #[test]
@@ -586,5 +682,95 @@ mod tests {
         ix.shrink();
         let per_sample = ix.memory_bytes() as f64 / ix.samples() as f64;
         assert!(per_sample <= 48.0, "{per_sample} bytes per sample");
+    }
+
+    /// `records` samples sharing a `depth`-deep enclosing prefix, each with
+    /// its own innermost entry (the shape of a loop deep in a call chain).
+    fn deep_index(depth: usize, records: usize) -> PlaybackIndex {
+        let mut stack: Vec<StackEntry> = (0..depth).map(|d| e(2 + d as Sid, 0)).collect();
+        stack.push(e(1, 0));
+        let mut ix = PlaybackIndex::new(vec![DataType::UInt]);
+        for i in 0..records {
+            *stack.last_mut().unwrap() = e(1, i as Lidx);
+            ix.insert(&stack, &[Value::UInt(7)]).unwrap();
+        }
+        ix.shrink();
+        ix
+    }
+
+    fn within_bound(ix: &PlaybackIndex, nodes: usize) {
+        let bound = MAX_BYTES_PER_SAMPLE * ix.samples() as usize + MAX_BYTES_PER_NODE * nodes;
+        assert!(
+            ix.memory_bytes() <= bound,
+            "{} > {bound}",
+            ix.memory_bytes()
+        );
+    }
+
+    #[test]
+    fn a_deep_shared_prefix_costs_its_entries_once() {
+        let ix = deep_index(200, 2000);
+        within_bound(&ix, 200);
+        let mut seen = 0;
+        ix.for_each_play_count(|path, plays| {
+            assert_eq!((path.len(), path[200], plays), (201, e(1, seen), 0));
+            seen += 1;
+        });
+        assert_eq!(seen, 2000);
+    }
+
+    #[test]
+    fn worst_shapes_stay_within_the_documented_bound() {
+        let n = 60_000;
+        let shapes: [fn(u32) -> Vec<StackEntry>; 3] = [
+            |k| vec![e(k as Sid, 0)],           // a row per sample
+            |k| vec![e(1, k as Lidx * 100)],    // overflow per sample
+            |k| vec![e(3, k as Lidx), e(1, 0)], // a node and a row per sample
+        ];
+        for (shape, nodes) in shapes.iter().zip([0, 0, n]) {
+            let mut ix = PlaybackIndex::new(vec![DataType::UInt]);
+            for k in 0..n {
+                ix.insert(&shape(k as u32), &[Value::UInt(1)]).unwrap();
+            }
+            ix.shrink();
+            within_bound(&ix, nodes);
+        }
+    }
+
+    #[test]
+    fn a_report_of_deep_unplayed_samples_stays_small() {
+        let (depth, records) = (2000, 2000);
+        let mut ix = deep_index(depth, records);
+        let mut unplayed: Vec<StackEntry> = (0..depth).map(|d| e(2 + d as Sid, 0)).collect();
+        unplayed.push(e(9, 0));
+        for _ in 0..records {
+            ix.mark_unexpected(4, &unplayed);
+        }
+        let r = ix.report();
+        assert_eq!(r.missing_total, records as u64);
+        assert_eq!(r.unexpected_total, records as u64);
+        assert!(!r.is_exact());
+        for listed in [&r.missing, &r.unexpected] {
+            let bytes: usize = listed.iter().map(TupleReport::list_bytes).sum();
+            assert!(bytes <= REPORT_LIST_BYTES, "{bytes} bytes listed");
+            assert_eq!(listed.len(), REPORT_LIST_BYTES / listed[0].list_bytes());
+        }
+        assert_eq!(r.missing[0].path.len(), depth + 1);
+        assert_eq!(r.missing[3].path[depth], e(1, 3));
+    }
+
+    #[test]
+    fn replays_note_each_thread_once() {
+        let mut ix = index_of(&[vec![e(1, 0)]]);
+        let slot = ix.lookup(ROOT, 1, 0).unwrap();
+        for tid in [5, 5, 6, 5, 6, 7] {
+            ix.mark_played(slot, tid);
+        }
+        let r = ix.report();
+        assert_eq!((r.duplicated[0].plays, r.duplicated_total), (6, 1));
+        assert_eq!(r.duplicated[0].tids, vec![5, 6, 7]);
+        ix.plays[slot as usize] = ABSENT - 1;
+        ix.mark_played(slot, 5);
+        assert_eq!(ix.play_count(&[e(1, 0)]), Some(ABSENT - 1));
     }
 }

@@ -8,9 +8,184 @@ use crate::types::{DataType, FileFormat, Lidx, Mode, Sid, StackEntry, Value};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 
-/// Samples of one section-id path while switching modes: stack, count,
-/// sums and histograms per callback set.
-type Group = (Vec<StackEntry>, u64, Vec<f64>, Vec<Histogram>);
+/// Section-id paths interned as a trie: a deep path shared by many
+/// records is held once (FORMAT.md, "Memory bounds").
+struct PathTrie {
+    child: FxHashMap<(u32, Sid), u32>,
+    /// Parent and section id of every node; node 0 is the empty path.
+    nodes: Vec<(u32, Sid)>,
+    /// The previous path's section ids and nodes: a record usually shares
+    /// a long prefix with the previous one (manual 6.5 "reuse").
+    prev_sids: Vec<Sid>,
+    prev_nodes: Vec<u32>,
+}
+
+impl PathTrie {
+    fn new() -> Self {
+        PathTrie {
+            child: FxHashMap::default(),
+            nodes: vec![(0, 0)],
+            prev_sids: Vec::new(),
+            prev_nodes: Vec::new(),
+        }
+    }
+
+    /// The node of the section-id path of `stack`.
+    fn intern(&mut self, stack: &[StackEntry]) -> u32 {
+        let reuse = self
+            .prev_sids
+            .iter()
+            .zip(stack)
+            .take_while(|(sid, e)| **sid == e.sid)
+            .count();
+        self.prev_sids.truncate(reuse);
+        self.prev_nodes.truncate(reuse);
+        let mut node = self.prev_nodes.last().copied().unwrap_or(0);
+        for e in &stack[reuse..] {
+            let fresh = self.nodes.len() as u32;
+            let parent = node;
+            node = *self.child.entry((parent, e.sid)).or_insert(fresh);
+            if node == fresh {
+                self.nodes.push((parent, e.sid));
+            }
+            self.prev_sids.push(e.sid);
+            self.prev_nodes.push(node);
+        }
+        node
+    }
+
+    /// The path of `node` into `out`, outermost first, as stack entries
+    /// with counter 0 (footnote 12 of manual 6.5).
+    fn stack_of(&self, mut node: u32, out: &mut Vec<StackEntry>) {
+        out.clear();
+        while node != 0 {
+            let (parent, sid) = self.nodes[node as usize];
+            out.push(StackEntry { sid, idx: 0 });
+            node = parent;
+        }
+        out.reverse();
+    }
+}
+
+/// The samples of one section-id path while switching modes.
+struct Group {
+    node: u32,
+    count: u64,
+    /// Per callback set.
+    sums: Vec<f64>,
+    histograms: Vec<Histogram>,
+}
+
+/// A mode switch (manual 6.4 `arp_switch_mode`) fed one `record_all`
+/// record at a time: samples are grouped by section-id path, the paths
+/// interned in a trie, so memory grows with the distinct trie entries,
+/// never with the number of samples or their depth (`arp convert --mode`
+/// streams through it).
+pub struct ModeSwitch {
+    to: Mode,
+    sets: usize,
+    paths: PathTrie,
+    group_of: FxHashMap<u32, usize>,
+    groups: Vec<Group>,
+}
+
+impl ModeSwitch {
+    /// Only `record_all` can be switched, to `record_average` or
+    /// `record_histogram`.
+    pub fn new(from: Mode, to: Mode, sets: usize) -> Result<Self> {
+        if from != Mode::RecordAll || to == Mode::Playback || to == Mode::RecordAll {
+            return Err(ArpError::SwitchRefused {
+                from: from.name(),
+                to: to.name(),
+            });
+        }
+        Ok(ModeSwitch {
+            to,
+            sets,
+            paths: PathTrie::new(),
+            group_of: FxHashMap::default(),
+            groups: Vec::new(),
+        })
+    }
+
+    /// Adds one record's sample to the group of its section-id path.
+    pub fn add(&mut self, record: &Record) {
+        let Payload::Sample(values) = &record.payload else {
+            return;
+        };
+        let node = self.paths.intern(&record.stack);
+        let next = self.groups.len();
+        let g = *self.group_of.entry(node).or_insert(next);
+        if g == next {
+            self.groups.push(Group {
+                node,
+                count: 0,
+                sums: vec![0.0; self.sets],
+                histograms: vec![Histogram::default(); self.sets],
+            });
+        }
+        let group = &mut self.groups[g];
+        group.count += 1;
+        for (i, v) in values.iter().enumerate() {
+            group.sums[i] += v.as_f64();
+            group.histograms[i].add(Histogram::bin_of(v), 1);
+        }
+    }
+
+    /// Number of records the switch gives: one per section-id path.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether no sample was added.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Calls `f(stack, payload)` for every record, in order of first
+    /// appearance, building one stack at a time.
+    pub fn for_each_record(
+        &self,
+        mut f: impl FnMut(&[StackEntry], &Payload) -> Result<()>,
+    ) -> Result<()> {
+        let mut stack = Vec::new();
+        for g in &self.groups {
+            self.paths.stack_of(g.node, &mut stack);
+            f(&stack, &self.payload(g))?;
+        }
+        Ok(())
+    }
+
+    fn payload(&self, g: &Group) -> Payload {
+        if self.to == Mode::RecordAverage {
+            let means = g.sums.iter().map(|s| s / g.count as f64).collect();
+            Payload::Average {
+                count: g.count,
+                means,
+            }
+        } else {
+            Payload::Histogram {
+                count: g.count,
+                histograms: g.histograms.clone(),
+            }
+        }
+    }
+
+    /// All records (one per section-id path, in order of first
+    /// appearance).
+    pub fn into_records(self) -> Vec<Record> {
+        let mut records = Vec::with_capacity(self.len());
+        self.for_each_record(|stack, payload| {
+            records.push(Record {
+                stack: stack.to_vec(),
+                payload: payload.clone(),
+            });
+            Ok(())
+        })
+        .expect("collecting cannot fail");
+        records
+    }
+}
 
 /// A loaded data set (manual 6.4 `arp_load_data`). Freed by dropping it.
 #[derive(Clone, Debug, PartialEq)]
@@ -164,54 +339,14 @@ impl Dataset {
     /// by section-id path); nothing else can become `record_all`, and
     /// playback is not a data mode.
     pub fn switch_mode(&mut self, to: Mode) -> Result<()> {
-        let from = self.header.mode;
-        if from == to {
+        if self.header.mode == to {
             return Ok(());
         }
-        if from != Mode::RecordAll || to == Mode::Playback || to == Mode::RecordAll {
-            return Err(ArpError::SwitchRefused {
-                from: from.name(),
-                to: to.name(),
-            });
-        }
-        let m = self.data_mult();
-        let mut groups: FxHashMap<Vec<Sid>, usize> = FxHashMap::default();
-        let mut out: Vec<Group> = Vec::new();
+        let mut switch = ModeSwitch::new(self.header.mode, to, self.data_mult())?;
         for r in &self.records {
-            let Payload::Sample(values) = &r.payload else {
-                continue;
-            };
-            let sids: Vec<Sid> = r.stack.iter().map(|e| e.sid).collect();
-            let g = *groups.entry(sids).or_insert_with(|| {
-                let stack = r
-                    .stack
-                    .iter()
-                    .map(|e| StackEntry { sid: e.sid, idx: 0 })
-                    .collect();
-                out.push((stack, 0, vec![0.0; m], vec![Histogram::default(); m]));
-                out.len() - 1
-            });
-            let entry = &mut out[g];
-            entry.1 += 1;
-            for (i, v) in values.iter().enumerate() {
-                entry.2[i] += v.as_f64();
-                entry.3[i].add(Histogram::bin_of(v), 1);
-            }
+            switch.add(r);
         }
-        self.records = out
-            .into_iter()
-            .map(|(stack, count, sums, histograms)| Record {
-                stack,
-                payload: if to == Mode::RecordAverage {
-                    Payload::Average {
-                        count,
-                        means: sums.iter().map(|s| s / count as f64).collect(),
-                    }
-                } else {
-                    Payload::Histogram { count, histograms }
-                },
-            })
-            .collect();
+        self.records = switch.into_records();
         self.header.mode = to;
         self.header.count = self.records.len() as u64;
         Ok(())

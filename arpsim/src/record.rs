@@ -19,6 +19,11 @@ pub struct Header {
     pub partial: bool,
 }
 
+/// Deepest stack a record may hold, in every format: the binary format
+/// stores `depth` as a `u16` (FORMAT.md). Bounds a reader's memory per
+/// record and its time per record.
+pub const MAX_DEPTH: usize = u16::MAX as usize;
+
 /// Number of bins of a [`Histogram`].
 pub const HISTOGRAM_BINS: usize = 65;
 
@@ -71,9 +76,10 @@ impl Histogram {
         }
     }
 
-    /// Total number of samples.
-    pub fn total(&self) -> u64 {
-        self.bins.iter().map(|&(_, n)| n).sum()
+    /// Total number of samples, exact: 65 bins of up to `u64::MAX` each
+    /// cannot wrap a `u128` (a `u64` sum could, and then pass a check).
+    pub fn total(&self) -> u128 {
+        self.bins.iter().map(|&(_, n)| u128::from(n)).sum()
     }
 
     /// The range `[low, high)` of values that fall into `bin`.

@@ -3,8 +3,8 @@
 
 use crate::codec::{self, OutputSpec};
 use crate::error::{ArpError, Result};
-use crate::query::Dataset;
-use crate::record::{Payload, Record};
+use crate::query::ModeSwitch;
+use crate::record::{Header, Payload, Record};
 use crate::types::{FileFormat, Mode, Sid};
 use rustc_hash::FxHashMap;
 use std::io::Write;
@@ -106,7 +106,8 @@ pub struct SetStats {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceStats {
     pub path: Vec<Sid>,
-    pub count: u64,
+    /// Exact: the sum of many `u64` sample counts needs 128 bits.
+    pub count: u128,
     /// One entry per callback set; empty for histogram files.
     pub sets: Vec<SetStats>,
 }
@@ -139,7 +140,7 @@ pub fn stats(path: &Path) -> Result<Vec<TraceStats>> {
         });
         let t = &mut out[i];
         let count = r.payload.count();
-        t.count += count;
+        t.count += u128::from(count);
         match &r.payload {
             Payload::Sample(values) => {
                 for (s, v) in t.sets.iter_mut().zip(values) {
@@ -216,11 +217,10 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> Result<
     };
     let header = codec::open(input)?.header().clone();
     if let Some(mode) = options.mode.filter(|&m| m != header.mode) {
-        let mut d = Dataset::load(input)?;
-        d.switch_mode(mode)?;
-        d.save(output, options.format, options.gzip)?;
-        return Ok(d.n_traces() as u64);
+        return convert_switching(input, &spec, header, mode);
     }
+    // Same mode: records stream straight through (the count is the
+    // input's, checked by the reader at its end).
     codec::write_file(&spec, &header, |w| {
         codec::for_each_record(input, |_, r| {
             w.write_payload(&r.stack, &r.payload)
@@ -229,6 +229,31 @@ pub fn convert(input: &Path, output: &Path, options: &ConvertOptions) -> Result<
         Ok(())
     })?;
     Ok(header.count)
+}
+
+/// Converts while switching mode: the input streams through a
+/// [`ModeSwitch`], so memory grows with the distinct section-id path
+/// entries, not with the records; the output is written one record at a
+/// time once their count is known.
+fn convert_switching(input: &Path, spec: &OutputSpec, header: Header, mode: Mode) -> Result<u64> {
+    let mut switch = ModeSwitch::new(header.mode, mode, header.types.len())?;
+    codec::for_each_record(input, |_, r| {
+        switch.add(r);
+        Ok(())
+    })?;
+    let count = switch.len() as u64;
+    let header = Header {
+        mode,
+        count,
+        ..header
+    };
+    codec::write_file(spec, &header, |w| {
+        switch.for_each_record(|stack, payload| {
+            w.write_payload(stack, payload)
+                .map_err(|e| ArpError::io(spec.path.display().to_string(), e))
+        })
+    })?;
+    Ok(count)
 }
 
 #[cfg(test)]
@@ -306,5 +331,23 @@ mod tests {
             convert(&avg, &back, &opts),
             Err(ArpError::SwitchRefused { .. })
         ));
+    }
+
+    #[test]
+    fn stats_of_huge_counts_are_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = u64::MAX;
+        let text = format!(
+            "# Atomium record and playback data - format version 1.1.\n0 0 1 5\n2\n\
+1 0 4: {n} 12;\n1 1: {n} 12;\n"
+        );
+        let s = stats(&file(dir.path(), &text)).unwrap();
+        assert_eq!(s[0].count, 2 * u128::from(n));
+        assert_eq!(s[0].sets[0].mean, 12.0);
+        let mut out = Vec::new();
+        write_stats(&s, &mut out).unwrap();
+        let table = String::from_utf8(out).unwrap();
+        assert!(table.contains(" 36893488147419103230 "), "{table}");
+        assert!(table.contains(" 12.00 "), "{table}");
     }
 }

@@ -280,6 +280,7 @@ impl Value {
     /// "Values"). Integers must fit the type; floats must be finite unless
     /// spelled `inf`, `-inf` or `NaN`.
     pub fn parse(ty: DataType, text: &str) -> Result<Value, String> {
+        use crate::error::quote;
         fn int<T: std::str::FromStr>(ty: DataType, text: &str) -> Result<T, String> {
             text.parse::<T>().map_err(|_| {
                 if !text.is_empty()
@@ -289,16 +290,16 @@ impl Value {
                         .all(|b| b.is_ascii_digit())
                     && text.len() > 1
                 {
-                    format!("value `{text}` overflows {}", ty.c_name())
+                    format!("value {} overflows {}", quote(text), ty.c_name())
                 } else {
-                    format!("`{text}` is not a valid {} value", ty.c_name())
+                    format!("{} is not a valid {} value", quote(text), ty.c_name())
                 }
             })
         }
         fn float(ty: DataType, text: &str) -> Result<f64, String> {
             let v: f64 = text
                 .parse()
-                .map_err(|_| format!("`{text}` is not a valid {} value", ty.c_name()))?;
+                .map_err(|_| format!("{} is not a valid {} value", quote(text), ty.c_name()))?;
             let explicit_inf = text.trim_start_matches(['-', '+']).to_ascii_lowercase();
             let explicit_inf = explicit_inf == "inf" || explicit_inf == "infinity";
             let overflow = if ty == DataType::Float {
@@ -307,7 +308,7 @@ impl Value {
                 v.is_infinite()
             };
             if overflow && !explicit_inf {
-                return Err(format!("value `{text}` overflows {}", ty.c_name()));
+                return Err(format!("value {} overflows {}", quote(text), ty.c_name()));
             }
             Ok(v)
         }
@@ -405,6 +406,21 @@ pub fn format_path(stack: &[StackEntry]) -> String {
         .map(|e| e.to_string())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Most stack entries [`format_path_tail`] shows.
+pub const MESSAGE_PATH_ENTRIES: usize = 8;
+
+/// The innermost [`MESSAGE_PATH_ENTRIES`] entries of `stack` for a message;
+/// a deeper trace starts with `… (N outer)` so that messages stay short.
+pub fn format_path_tail(stack: &[StackEntry]) -> String {
+    let cut = stack.len().saturating_sub(MESSAGE_PATH_ENTRIES);
+    let tail = format_path(&stack[cut..]);
+    if cut == 0 {
+        tail
+    } else {
+        format!("… ({cut} outer) {tail}")
+    }
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ fn dataset() -> impl Strategy<Value = (Header, Vec<Record>)> {
                         let h = Histogram {
                             bins: bins.into_iter().collect(),
                         };
-                        let count = h.total();
+                        let count = h.total() as u64;
                         Record {
                             stack: stack
                                 .into_iter()

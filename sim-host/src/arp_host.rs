@@ -22,7 +22,7 @@ use arpsim::playback::PlaybackIndex;
 use arpsim::types::{DataType, FileFormat, Mode, Sid, Tid, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// An ARP entry point of the guest, by its symbol name.
@@ -41,6 +41,15 @@ pub enum EntryPoint {
     SimStart,
     /// A query-API function: answered with 0 / NULL inside a guest.
     Query,
+}
+
+/// Whether the guest can start recording: it has an entry point that
+/// starts the engine (a stripped or stub-less ELF has none).
+pub fn can_record(image: &crate::elf::GuestImage) -> bool {
+    ENTRY_POINTS
+        .iter()
+        .filter(|(_, e)| matches!(e, EntryPoint::Start | EntryPoint::SimStart))
+        .any(|(name, _)| image.function(name).is_some())
 }
 
 /// The guest symbols the host intercepts.
@@ -317,6 +326,12 @@ pub struct ArpOptions {
     pub trace_events: Option<usize>,
     /// `--plugin`: loaded callback plugins; their sets follow `measures`.
     pub plugins: Vec<Rc<crate::plugin::Plugin>>,
+    /// `--fs-root`: a name the guest sets with `arp_set_file_name` is
+    /// placed beneath it.
+    pub fs_root: Option<PathBuf>,
+    /// `--allow-guest-file-name`: without a root, the guest may name a
+    /// file relative to the working directory.
+    pub allow_guest_file_name: bool,
 }
 
 /// A failed ARP call: the run stops (fatal) or continues (warning).
@@ -523,11 +538,7 @@ impl ArpHost {
                 }
             }
             EntryPoint::SetFileName => match read_string(a0) {
-                Some(name) if is_plain_relative(&name) => self.guest_file = Some(name.into()),
-                Some(name) => self.warnings.push(format!(
-                    "arp_set_file_name(\"{name}\") refused: only a relative path inside the working \
-                     directory is accepted from a guest; writing the default name"
-                )),
+                Some(name) => self.set_guest_file(&name),
                 None => self
                     .warnings
                     .push("arp_set_file_name: the name is not readable guest memory".into()),
@@ -545,6 +556,35 @@ impl ArpHost {
             EntryPoint::Query => {}
         }
         Ok(0)
+    }
+
+    /// `arp_set_file_name` from the guest: accepted only where the guest's
+    /// files may go (beneath `--fs-root`, or anywhere relative with
+    /// `--allow-guest-file-name`); otherwise a warning, and `-o` or the
+    /// default name is used.
+    fn set_guest_file(&mut self, name: &str) {
+        let placed = match (&self.options.fs_root, self.options.allow_guest_file_name) {
+            _ if !is_plain_relative(name) => {
+                Err("only a relative path without `..` is accepted from a guest".to_owned())
+            }
+            (Some(root), _) => beneath_root(root, name),
+            (None, true) => Ok(PathBuf::from(name)),
+            (None, false) => Err("a guest names its data file only beneath --fs-root \
+                 (or with --allow-guest-file-name)"
+                .to_owned()),
+        };
+        match placed {
+            Ok(path) => self.guest_file = Some(path),
+            Err(why) => self.warnings.push(format!(
+                "arp_set_file_name(\"{}\") refused: {why}; writing {}",
+                arpsim::output::quote(name),
+                self.options
+                    .file
+                    .as_deref()
+                    .unwrap_or(Path::new("data.arp"))
+                    .display()
+            )),
+        }
     }
 
     /// At the end of a run: writes the file if the guest started recording
@@ -569,6 +609,27 @@ impl ArpHost {
         }
         self.finished.as_ref().map(Ok)
     }
+}
+
+/// `root/name`, if no symbolic link on the way leads out of `root`.
+fn beneath_root(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let path = root.join(name);
+    let escapes = || format!("it would lead out of --fs-root {}", root.display());
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("--fs-root {}: {e}", root.display()))?;
+    let parent = path.parent().unwrap_or(&root);
+    let parent = parent
+        .canonicalize()
+        .map_err(|_| "its folder does not exist beneath --fs-root".to_owned())?;
+    if !parent.starts_with(&root) {
+        return Err(escapes());
+    }
+    // The output module follows a link at the end: it must stay inside too.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err("it is a symbolic link".to_owned());
+    }
+    Ok(path)
 }
 
 /// A guest-chosen output name: relative, no `..`, not empty.

@@ -295,10 +295,11 @@ impl CallgrindCollector {
             file: path.to_owned(),
             source,
         };
-        let file = std::fs::File::create(path).map_err(err)?;
+        let file = arpsim::output::Output::create(path).map_err(err)?;
         let mut w = std::io::BufWriter::new(file);
         self.write_to(&mut w).map_err(err)?;
-        w.flush().map_err(err)
+        let file = w.into_inner().map_err(|e| err(e.into_error()))?;
+        file.commit().map_err(err)
     }
 
     /// The callgrind text (format version 1).

@@ -20,13 +20,14 @@ use crate::arp_host::{
 use crate::cycles::{self, DynamicSite};
 use crate::decode::Decoder;
 use crate::elf::GuestImage;
+use crate::sandbox::Sandbox;
 use crate::semihost::{self, Console, GuestMemory, HostConsole, MemoryFault, Outcome, Semihost};
 use crate::target::{Arch, InsnClass, Target};
 use crate::threads::{self, Scheduler, ThreadId};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use unicorn_engine::unicorn_const::{
@@ -42,6 +43,56 @@ pub enum MachineError {
     UnknownCpu { target: String, cpu: String },
     #[error(transparent)]
     Decode(#[from] crate::decode::DecodeError),
+    /// A setting the run cannot start with: a resource request out of
+    /// range (cores, thread stack size), an unusable `--fs-root`.
+    #[error("{what}: {message}")]
+    Setup { what: String, message: String },
+}
+
+/// The most simulated cores a run may have: far beyond any
+/// microcontroller, small enough that the scheduler's tables stay small.
+pub const MAX_CORES: usize = 1024;
+/// Bounds of a guest thread's stack (`--thread-stack`), in bytes.
+pub const MIN_THREAD_STACK: u64 = 256;
+pub const MAX_THREAD_STACK: u64 = 16 << 20;
+/// The longest `--timeout` (30 days): beyond it a timeout means nothing
+/// and `Duration` arithmetic would overflow.
+pub const MAX_TIMEOUT_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// A timeout given in seconds, checked: finite, positive, at most
+/// [`MAX_TIMEOUT_SECONDS`].
+pub fn timeout_from_seconds(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "{seconds}: expected seconds, more than 0 and at most {MAX_TIMEOUT_SECONDS} (30 days)"
+        ))
+    }
+}
+
+/// Checks a run's resource requests before anything is allocated.
+fn check_limits(options: &RunOptions, target: &Target) -> Result<(), MachineError> {
+    let limit = |what: &str, message: String| MachineError::Setup {
+        what: what.into(),
+        message,
+    };
+    let cores = options.cores.unwrap_or(target.cores as usize);
+    if !(1..=MAX_CORES).contains(&cores) {
+        return Err(limit(
+            "cores",
+            format!("{cores}: expected 1 to {MAX_CORES} simulated cores"),
+        ));
+    }
+    if let Some(stack) = options.thread_stack {
+        if !(MIN_THREAD_STACK..=MAX_THREAD_STACK).contains(&stack) {
+            return Err(limit(
+                "thread stack",
+                format!("{stack} bytes: expected {MIN_THREAD_STACK} to {MAX_THREAD_STACK}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn uc<T>(what: &str, r: Result<T, uc_error>) -> Result<T, MachineError> {
@@ -101,8 +152,9 @@ pub struct RunOptions {
     pub cmdline: String,
     /// Print the guest's console output as it runs.
     pub echo: bool,
-    /// Set (by Ctrl-C) to stop the run cleanly.
-    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Set to a signal's number (by `signals::install`) to stop the run
+    /// cleanly at the next block boundary.
+    pub interrupt: Option<Arc<AtomicI32>>,
     pub arp: ArpOptions,
     /// Profiling observers (none for a plain run).
     pub observers: Vec<Observer>,
@@ -135,7 +187,8 @@ pub enum Stop {
     Fault(Fault),
     CycleLimit(u64),
     Timeout(Duration),
-    Interrupted,
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) with this number arrived.
+    Interrupted(i32),
     /// The ARP engine reported a fatal error.
     Arp(String),
 }
@@ -263,7 +316,8 @@ struct State {
     trail: [(u32, u32); TRAIL],
     trail_len: usize,
     max_cycles: u64,
-    interrupt: Option<Arc<AtomicBool>>,
+    interrupt: Option<Arc<AtomicI32>>,
+    timeout: Option<Duration>,
     stop: Option<Stop>,
     /// The invalid access and the PC of the instruction that made it.
     bad_access: Option<(MemType, u64, usize, u64)>,
@@ -326,14 +380,39 @@ impl GuestMemory for UcMemory<'_, '_> {
                 len: buf.len() as u32,
             })
     }
+    /// Semihosting writes only where the guest itself could store: not
+    /// into code or read-only data, not into a stack guard page (Unicorn's
+    /// `mem_write` ignores protections, so they are checked here).
     fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
-        self.0
-            .mem_write(u64::from(addr), data)
-            .map_err(|_| MemoryFault {
-                addr,
-                len: data.len() as u32,
-            })
+        let fault = MemoryFault {
+            addr,
+            len: data.len() as u32,
+        };
+        if !writable(self.0, u64::from(addr), data.len() as u64) {
+            return Err(fault);
+        }
+        self.0.mem_write(u64::from(addr), data).map_err(|_| fault)
     }
+}
+
+/// Whether `[addr, addr + len)` lies in mapped, writable memory.
+fn writable(uc: &Uc<'_>, addr: u64, len: u64) -> bool {
+    let Ok(regions) = uc.mem_regions() else {
+        return false;
+    };
+    let end = addr.saturating_add(len);
+    let mut at = addr;
+    while at < end {
+        let covering = regions
+            .iter()
+            .find(|r| r.begin <= at && at <= r.end && r.perms & Prot::WRITE.0 != 0);
+        match covering {
+            Some(r) if r.end == u64::MAX => return true,
+            Some(r) => at = r.end + 1,
+            None => return false,
+        }
+    }
+    true
 }
 
 struct Regs {
@@ -576,7 +655,7 @@ fn semihosting_call(uc: &mut Uc<'_>) {
     let cycles = uc.get_data().cycles;
     let mut sh = std::mem::replace(
         &mut uc.get_data_mut().semihost,
-        Semihost::new(None, String::new(), 1, [0; 4]),
+        Semihost::new(Sandbox::none(), String::new(), 1, [0; 4]),
     );
     let mut console = std::mem::take(&mut uc.get_data_mut().console);
     let result = sh.handle(
@@ -585,8 +664,13 @@ fn semihosting_call(uc: &mut Uc<'_>) {
         &mut UcMemory(uc),
         &mut console as &mut dyn Console,
     );
+    let cut_short = std::mem::take(&mut console.read_cut_short);
     uc.get_data_mut().semihost = sh;
     uc.get_data_mut().console = console;
+    if cut_short {
+        // A read from stdin gave up: stop now, as the block hook would.
+        return stop_for_deadline_or_signal(uc);
+    }
     match result {
         Ok(Outcome::Return(v)) => {
             let _ = uc.reg_write(r.ret_value, u64::from(v));
@@ -601,6 +685,21 @@ fn semihosting_call(uc: &mut Uc<'_>) {
             stop_with(uc, stop);
         }
     }
+}
+
+/// Stops a run whose console read gave up: for a stop signal, or for the
+/// deadline of `--timeout`.
+fn stop_for_deadline_or_signal(uc: &mut Uc<'_>) {
+    let st = uc.get_data();
+    let signal = st
+        .interrupt
+        .as_ref()
+        .map_or(0, |f| f.load(Ordering::Relaxed));
+    let stop = match (signal, st.timeout) {
+        (0, Some(t)) => Stop::Timeout(t),
+        (s, _) => Stop::Interrupted(s),
+    };
+    stop_with(uc, stop);
 }
 
 /// Runs an intercepted ARP entry point and returns to the caller.
@@ -928,6 +1027,15 @@ pub fn run(
     target: Target,
     options: RunOptions,
 ) -> Result<RunOutcome, MachineError> {
+    check_limits(&options, &target)?;
+    // Plugin callbacks cannot be interrupted: a watchdog ends a run whose
+    // callback hangs past its timeout or a stop signal.
+    let _watchdog = (!options.arp.plugins.is_empty()).then(|| {
+        crate::plugin::watchdog::Watchdog::start(
+            options.timeout.map(|t| Instant::now() + t),
+            options.interrupt.clone(),
+        )
+    });
     let arch = target.arch;
     let image = Rc::new(image);
     let target = Rc::new(target);
@@ -954,17 +1062,30 @@ pub fn run(
         trail_len: 0,
         max_cycles: options.max_cycles.unwrap_or(u64::MAX),
         interrupt: options.interrupt.clone(),
+        timeout: options.timeout,
         stop: None,
         bad_access: None,
         semihost: Semihost::new(
-            options.fs_root.clone(),
+            Sandbox::new(options.fs_root.as_deref()).map_err(|e| MachineError::Setup {
+                what: format!(
+                    "--fs-root {}",
+                    options
+                        .fs_root
+                        .as_deref()
+                        .unwrap_or(Path::new(""))
+                        .display()
+                ),
+                message: e.to_string(),
+            })?,
             options.cmdline.clone(),
             target.clock_hz,
             heap,
         ),
         console: HostConsole {
-            captured: Vec::new(),
             echo: options.echo,
+            deadline: options.timeout.map(|t| Instant::now() + t),
+            interrupt: options.interrupt.clone(),
+            ..Default::default()
         },
         arp: ArpHost::new(options.arp.clone()),
         warnings: Vec::new(),
@@ -1104,13 +1225,11 @@ pub fn run(
                     }
                     return;
                 }
-                if st
-                    .interrupt
-                    .as_ref()
-                    .is_some_and(|f| f.load(Ordering::Relaxed))
-                {
-                    stop_with(uc, Stop::Interrupted);
-                    return;
+                if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
+                    if signal != 0 {
+                        stop_with(uc, Stop::Interrupted(signal));
+                        return;
+                    }
                 }
                 if st.prev_fallthrough != addr {
                     st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
@@ -1316,7 +1435,12 @@ pub fn run(
             let (fallthrough, taken) = (st.prev_fallthrough, st.prev_taken_extra);
             let t = st.sched.thread_mut(next);
             t.clock = cycles;
-            let busy = (cycles - clock).saturating_sub(t.waiting - waiting);
+            // Saturating: in playback a kernel's leave sets the clock to its
+            // enter time plus the recorded cost, which may lie before this
+            // slice began when the slice started inside the kernel.
+            let busy = cycles
+                .saturating_sub(clock)
+                .saturating_sub(t.waiting - waiting);
             t.prev_fallthrough = fallthrough;
             t.prev_taken_extra = taken;
             st.sched.add_busy(next, core, busy);

@@ -33,7 +33,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = dispatch(cli) {
-        eprintln!("sim-host: {}", cli::error_text(&e));
+        sim_host::say!("sim-host: {}", cli::error_text(&e));
         std::process::exit(1);
     }
 }
@@ -51,5 +51,90 @@ fn dispatch(cli: Cli) -> Result<()> {
             let status = cli::suite::run(args)?;
             std::process::exit(status);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    const OPTIONS: &[&str] = &[
+        "--timeout",
+        "--cores",
+        "--thread-stack",
+        "--max-cycles",
+        "--mode",
+        "--arp-format",
+        "--measure",
+        "--trace-limit",
+        "--target",
+        "-o",
+        "--playback",
+        "--plugin",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("-1".to_owned()),
+            Just("0".to_owned()),
+            Just("nan".to_owned()),
+            Just("inf".to_owned()),
+            Just("1e30".to_owned()),
+            Just("4294967296".to_owned()),
+            Just("18446744073709551616".to_owned()),
+            Just(String::new()),
+            Just("record_all".to_owned()),
+            Just("cycles,joules".to_owned()),
+            "[ -~]{0,10}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Any argument vector parses or is a usage error (exit 2) whose
+        /// message names what was wrong; no value makes clap panic.
+        #[test]
+        fn run_arguments_parse_or_are_usage_errors(
+            pairs in prop::collection::vec((0usize..OPTIONS.len(), value()), 0..6)
+        ) {
+            let mut argv = vec!["sim-host".to_owned(), "run".to_owned(), "g.elf".to_owned()];
+            for (option, value) in &pairs {
+                argv.push(format!("{}={value}", OPTIONS[*option]));
+            }
+            match Cli::try_parse_from(&argv) {
+                Ok(_) => {}
+                Err(e) => {
+                    prop_assert_eq!(e.exit_code(), 2, "{}", e);
+                    let text = e.to_string();
+                    prop_assert!(text.contains("error:"), "{}", text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn values_out_of_range_are_refused_by_the_parser() {
+        for bad in [
+            "--timeout=-1",
+            "--timeout=nan",
+            "--timeout=1e30",
+            "--cores=0",
+            "--cores=4294967296",
+            "--thread-stack=0",
+            "--mode=bogus",
+        ] {
+            let err = Cli::try_parse_from(["sim-host", "run", "g.elf", bad])
+                .err()
+                .unwrap_or_else(|| panic!("{bad} was accepted"));
+            assert_eq!(err.exit_code(), 2);
+        }
+        assert!(Cli::try_parse_from(["sim-host", "run", "g.elf", "--timeout=2.5"]).is_ok());
     }
 }

@@ -34,6 +34,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// `SIM_HOST_PLUGIN_ABI_VERSION`: the only version this host loads.
 pub const ABI_VERSION: u32 = 1;
@@ -365,11 +366,13 @@ impl Plugin {
     /// Fresh engine adapters for the registered sets, in registration
     /// order (fresh per-thread context pointers; one call per run).
     pub fn callback_sets(&self) -> Vec<Box<dyn CallbackSet>> {
+        let name: Arc<str> = Arc::from(self.lib.path.display().to_string());
         self.sets
             .iter()
             .map(|&reg| {
                 Box::new(PluginSet {
                     _lib: Rc::clone(&self.lib),
+                    name: Arc::clone(&name),
                     reg,
                     thread_contexts: HashMap::new(),
                 }) as Box<dyn CallbackSet>
@@ -399,6 +402,8 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 struct PluginSet {
     /// Keeps the code and the API table alive while the engine holds us.
     _lib: Rc<LoadedLib>,
+    /// The plugin's path, for the watchdog's message.
+    name: Arc<str>,
     reg: Registration,
     /// Manual 3.1: each thread's copy of the context pointer, inherited
     /// from its parent at spawn and dropped at join (as libarp does).
@@ -410,15 +415,25 @@ impl PluginSet {
         *self.thread_contexts.get(&tid).unwrap_or(&self.reg.context)
     }
 
+    fn watched(&self, what: &'static str, sid: Option<Sid>) -> watchdog::RunningGuard {
+        watchdog::running(watchdog::Call {
+            plugin: Arc::clone(&self.name),
+            what,
+            sid,
+        })
+    }
+
     fn call(
         &self,
         f: unsafe extern "C" fn(Sid, *mut c_void, *mut c_void),
+        what: &'static str,
         tid: Tid,
         sid: Sid,
         data: &mut Value,
     ) {
         let mut area = CArea::from_value(data);
         let _tid = TidScope::enter(tid);
+        let _watched = self.watched(what, Some(sid));
         // SAFETY: `f` was registered by the plugin with the header's
         // signature; its library is loaded (`_lib`); the area is a valid,
         // aligned 16-byte buffer that outlives the call.
@@ -433,17 +448,18 @@ impl CallbackSet for PluginSet {
     }
 
     fn enter(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.reg.enter, tid, sid, data);
+        self.call(self.reg.enter, "enter", tid, sid, data);
     }
 
     fn leave(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.reg.leave, tid, sid, data);
+        self.call(self.reg.leave, "leave", tid, sid, data);
     }
 
     fn spawn(&mut self, parent: Tid, child: Tid) {
         let mut ctx = self.context_of(parent);
         if let Some(f) = self.reg.spawn {
             let _tid = TidScope::enter(parent);
+            let _watched = self.watched("spawn", None);
             // SAFETY: registered with the header's signature; the library
             // is loaded; `ctx` outlives the call.
             unsafe { f(child, &mut ctx) };
@@ -455,6 +471,7 @@ impl CallbackSet for PluginSet {
         let mut ctx = self.context_of(tid);
         if let Some(f) = self.reg.join {
             let _tid = TidScope::enter(tid);
+            let _watched = self.watched("join", None);
             // SAFETY: as for spawn.
             unsafe { f(tid, &mut ctx) };
         }
@@ -683,7 +700,7 @@ extern "C" fn api_add_callbacks(
                 if ctx.in_init.get() {
                     ctx.refused.borrow_mut().push(reason);
                 } else {
-                    eprintln!("plugin {}: {reason} (ignored)", ctx.name);
+                    crate::say!("plugin {}: {reason} (ignored)", ctx.name);
                 }
                 -1
             }
@@ -705,7 +722,7 @@ extern "C" fn api_log(host: *mut c_void, message: *const c_char) {
     guarded((), || {
         // SAFETY: as for set_error.
         if let (Some(ctx), Some(text)) = unsafe { (host_ctx(host), c_text(message)) } {
-            eprintln!("plugin {}: {text}", ctx.name);
+            crate::say!("plugin {}: {text}", ctx.name);
         }
     })
 }
@@ -768,6 +785,8 @@ extern "C" fn api_read_memory(
         }
     })
 }
+
+pub mod watchdog;
 
 #[cfg(test)]
 mod tests;

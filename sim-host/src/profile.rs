@@ -826,7 +826,7 @@ impl Profiler {
             file: path.to_owned(),
             message: e.to_string(),
         })?;
-        std::fs::write(path, out).map_err(|source| ProfileError::WriteFile {
+        arpsim::output::write(path, out).map_err(|source| ProfileError::WriteFile {
             file: path.to_owned(),
             source,
         })

@@ -58,9 +58,9 @@ pub struct Report {
 pub struct PlaybackJson {
     pub recorded: u64,
     pub played_once: u64,
-    pub missing: usize,
-    pub duplicated: usize,
-    pub unexpected: usize,
+    pub missing: u64,
+    pub duplicated: u64,
+    pub unexpected: u64,
     pub exact: bool,
     pub findings: Vec<String>,
 }
@@ -137,7 +137,11 @@ impl Report {
                 None,
                 Some(format!("stopped after {:.1} s", t.as_secs_f64())),
             ),
-            Stop::Interrupted => ("interrupted", None, Some("interrupted (Ctrl-C)".into())),
+            Stop::Interrupted(signal) => (
+                "interrupted",
+                None,
+                Some(format!("interrupted by {}", crate::signals::name(*signal))),
+            ),
             Stop::Arp(m) => ("arp_error", None, Some(m.clone())),
         };
         let host_seconds = outcome.host_time.as_secs_f64();
@@ -191,11 +195,11 @@ impl Report {
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
                 played_once: p.played_once,
-                missing: p.missing.len(),
-                duplicated: p.duplicated.len(),
-                unexpected: p.unexpected.len(),
+                missing: p.missing_total,
+                duplicated: p.duplicated_total,
+                unexpected: p.unexpected_total,
                 exact: p.is_exact(),
-                findings: crate::verify::summarize(p),
+                findings: playback_findings(p),
             }),
             prediction: None,
         }
@@ -281,7 +285,9 @@ impl Report {
         out.push_str(&self.playback_text());
         if let Some(p) = &self.prediction {
             let _ = write!(out, "predicted parallel time {} cycles", p.parallel_cycles);
-            if let (Some(seq), Some(par), Some(speedup)) =
+            if p.parallel_section_cycles == Some(0) {
+                out.push_str("\n  no recorded section was played: no speedup to report");
+            } else if let (Some(seq), Some(par), Some(speedup)) =
                 (p.sequential_cycles, p.parallel_section_cycles, p.speedup)
             {
                 let _ = write!(
@@ -318,6 +324,9 @@ impl Report {
                 p.unexpected,
                 if p.exact { "VERIFIED" } else { "FAILED" }
             );
+            if p.played_once == 0 && p.recorded > 0 {
+                out.push_str("  no recorded section was played\n");
+            }
             for f in &p.findings {
                 let _ = writeln!(out, "  {f}");
             }
@@ -351,14 +360,33 @@ impl Report {
             parallel_cycles: parallel,
             sequential_cycles,
             parallel_section_cycles,
+            // Nothing played: there is no parallel time to compare with.
             speedup: sequential_cycles
-                .zip(parallel_section_cycles)
-                .map(|(s, p)| s as f64 / p.max(1) as f64),
+                .zip(parallel_section_cycles.filter(|p| *p > 0))
+                .map(|(s, p)| s as f64 / p as f64),
             measured_cycles,
             difference_percent: measured_cycles
                 .map(|m| (parallel as f64 - m as f64) / m.max(1) as f64 * 100.0),
         });
     }
+}
+
+/// The grouped findings, and a note where the report lists only the first
+/// tuples of a kind (its memory is bounded; the counts are exact).
+fn playback_findings(p: &arpsim::playback::PlaybackReport) -> Vec<String> {
+    let mut findings = crate::verify::summarize(p);
+    for (kind, listed, total) in [
+        ("missing", p.missing.len(), p.missing_total),
+        ("duplicated", p.duplicated.len(), p.duplicated_total),
+        ("unexpected", p.unexpected.len(), p.unexpected_total),
+    ] {
+        if (listed as u64) < total {
+            findings.push(format!(
+                "(the findings above cover the first {listed} of {total} {kind} tuples)"
+            ));
+        }
+    }
+    findings
 }
 
 /// The outermost measured sections of a recording (traces no other

@@ -14,9 +14,8 @@
 //! `SYS_SYSTEM` is always refused.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Component, Path, PathBuf};
 
 /// Guest memory as semihosting sees it.
 pub trait GuestMemory {
@@ -249,14 +248,12 @@ pub fn decode(op: u32, param: u32, mem: &dyn GuestMemory) -> Result<Request, Mem
 }
 
 /// errno values the guest's C library understands (newlib/picolibc).
-mod errno {
-    pub const ENOENT: u32 = 2;
-    pub const EIO: u32 = 5;
-    pub const EBADF: u32 = 9;
-    pub const EACCES: u32 = 13;
-    pub const EINVAL: u32 = 22;
-    pub const ENOSYS: u32 = 88;
-}
+use crate::sandbox::{errno, Sandbox};
+
+/// The most host files (and console handles) a guest may hold open at
+/// once: beyond it SYS_OPEN fails with EMFILE, so a guest cannot exhaust
+/// the host's descriptors (and with them the run's own outputs).
+pub const MAX_OPEN_HANDLES: usize = 64;
 
 const FEATURES_FILE: &[u8] = b":semihosting-features";
 /// Magic and feature byte: EXIT_EXTENDED and stdout/stderr via `:tt`.
@@ -292,6 +289,65 @@ pub trait Console {
 pub struct HostConsole {
     pub captured: Vec<u8>,
     pub echo: bool,
+    /// A read from stdin gives up (as end of input) when this passes...
+    pub deadline: Option<std::time::Instant>,
+    /// ...or when a stop signal has been asked for, so neither `--timeout`
+    /// nor Ctrl-C waits for a user who never types.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicI32>>,
+    /// Set when a read gave up for one of those reasons.
+    pub read_cut_short: bool,
+    /// Bytes read from stdin and not yet given to the guest.
+    pub(crate) input: std::collections::VecDeque<u8>,
+}
+
+impl HostConsole {
+    /// Whether a blocked read must give up now.
+    fn must_give_up(&self) -> bool {
+        let stopped = self
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) != 0);
+        stopped
+            || self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// Waits (in slices of 50 ms, so signals and the deadline are seen) for
+    /// input on stdin and reads what is there; `false` at end of input or
+    /// when giving up.
+    fn refill(&mut self) -> bool {
+        use std::os::fd::AsFd;
+        let stdin = std::io::stdin();
+        let fd = stdin.as_fd();
+        let slice = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        loop {
+            if self.must_give_up() {
+                self.read_cut_short = true;
+                return false;
+            }
+            let mut fds = [rustix::event::PollFd::new(
+                &fd,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut fds, Some(&slice)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => break,
+                Err(_) => return false,
+            }
+        }
+        let mut buf = [0u8; 4096];
+        match rustix::io::read(fd, &mut buf) {
+            Ok(n) if n > 0 => {
+                self.input.extend(&buf[..n]);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl Console for HostConsole {
@@ -309,11 +365,10 @@ impl Console for HostConsole {
         }
     }
     fn read_byte(&mut self) -> Option<u8> {
-        let mut b = [0u8];
-        match std::io::stdin().read(&mut b) {
-            Ok(1) => Some(b[0]),
-            _ => None,
+        if self.input.is_empty() && !self.refill() {
+            return None;
         }
+        self.input.pop_front()
     }
 }
 
@@ -322,7 +377,7 @@ pub struct Semihost {
     handles: HashMap<u32, Handle>,
     next_handle: u32,
     errno: u32,
-    fs_root: Option<PathBuf>,
+    files: Sandbox,
     cmdline: Vec<u8>,
     clock_hz: u64,
     heap: [u32; 4],
@@ -331,17 +386,12 @@ pub struct Semihost {
 impl Semihost {
     /// `cmdline` is what SYS_GET_CMDLINE returns; `heap` the four words of
     /// SYS_HEAPINFO (heap base, heap limit, stack base, stack limit).
-    pub fn new(
-        fs_root: Option<PathBuf>,
-        cmdline: String,
-        clock_hz: u64,
-        heap: [u32; 4],
-    ) -> Semihost {
+    pub fn new(files: Sandbox, cmdline: String, clock_hz: u64, heap: [u32; 4]) -> Semihost {
         Semihost {
             handles: HashMap::new(),
             next_handle: 1,
             errno: 0,
-            fs_root,
+            files,
             cmdline: cmdline.into_bytes(),
             clock_hz,
             heap,
@@ -354,37 +404,13 @@ impl Semihost {
     }
 
     fn add(&mut self, handle: Handle) -> Outcome {
+        if self.handles.len() >= MAX_OPEN_HANDLES {
+            return self.fail(errno::EMFILE);
+        }
         let h = self.next_handle;
         self.next_handle += 1;
         self.handles.insert(h, handle);
         Outcome::Return(h)
-    }
-
-    /// Resolves a guest path inside the sandbox, or says why not.
-    fn sandboxed(&self, name: &[u8]) -> Result<PathBuf, u32> {
-        let root = self.fs_root.as_ref().ok_or(errno::EACCES)?;
-        let name = std::str::from_utf8(name).map_err(|_| errno::EINVAL)?;
-        let rel = Path::new(name);
-        if rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-        {
-            return Err(errno::EACCES);
-        }
-        let root = root.canonicalize().map_err(|_| errno::ENOENT)?;
-        let path = root.join(rel);
-        // Resolve symbolic links of what exists; the file itself may be new.
-        let parent = path.parent().ok_or(errno::EINVAL)?;
-        let parent = parent.canonicalize().map_err(|_| errno::ENOENT)?;
-        let resolved = match path.canonicalize() {
-            Ok(p) => p,
-            Err(_) => parent.join(path.file_name().ok_or(errno::EINVAL)?),
-        };
-        if !parent.starts_with(&root) || !resolved.starts_with(&root) {
-            return Err(errno::EACCES);
-        }
-        Ok(resolved)
     }
 
     /// Carries out a request. `cycles` is the core's cycle count (for the
@@ -413,28 +439,12 @@ impl Semihost {
                     } else {
                         self.fail(errno::EACCES)
                     }
+                } else if self.handles.len() >= MAX_OPEN_HANDLES {
+                    self.fail(errno::EMFILE)
                 } else {
-                    match self.sandboxed(&name) {
+                    match self.files.open(&name, mode) {
+                        Ok(f) => self.add(Handle::File(f)),
                         Err(e) => self.fail(e),
-                        Ok(path) => {
-                            let mut options = OpenOptions::new();
-                            match mode / 4 {
-                                0 => options.read(true).write(mode % 4 >= 2),
-                                1 => options
-                                    .write(true)
-                                    .create(true)
-                                    .truncate(true)
-                                    .read(mode % 4 >= 2),
-                                _ => options.append(true).create(true).read(mode % 4 >= 2),
-                            };
-                            match options.open(&path) {
-                                Ok(f) => self.add(Handle::File(f)),
-                                Err(e) => {
-                                    let code = e.raw_os_error().map_or(errno::EIO, |c| c as u32);
-                                    self.fail(code)
-                                }
-                            }
-                        }
                     }
                 }
             }
@@ -543,19 +553,13 @@ impl Semihost {
                 None => self.fail(errno::EBADF),
             },
             TmpNam => self.fail(errno::ENOSYS),
-            Remove { name } => match self.sandboxed(&name) {
+            Remove { name } => match self.files.remove(&name) {
+                Ok(()) => Outcome::Return(0),
                 Err(e) => self.fail(e),
-                Ok(path) => match std::fs::remove_file(path) {
-                    Ok(()) => Outcome::Return(0),
-                    Err(_) => self.fail(errno::ENOENT),
-                },
             },
-            Rename { from, to } => match (self.sandboxed(&from), self.sandboxed(&to)) {
-                (Ok(a), Ok(b)) => match std::fs::rename(a, b) {
-                    Ok(()) => Outcome::Return(0),
-                    Err(_) => self.fail(errno::ENOENT),
-                },
-                (Err(e), _) | (_, Err(e)) => self.fail(e),
+            Rename { from, to } => match self.files.rename(&from, &to) {
+                Ok(()) => Outcome::Return(0),
+                Err(e) => self.fail(e),
             },
             // Simulated time: centiseconds of emulated cycles at the target clock.
             Clock => Outcome::Return((u128::from(cycles) * 100 / u128::from(self.clock_hz)) as u32),
@@ -665,8 +669,9 @@ mod tests {
         }
     }
 
-    fn host(root: Option<PathBuf>) -> Semihost {
-        Semihost::new(root, "prog -v 3".into(), 25_000_000, [1, 2, 3, 4])
+    fn host(root: Option<std::path::PathBuf>) -> Semihost {
+        let files = Sandbox::new(root.as_deref()).unwrap();
+        Semihost::new(files, "prog -v 3".into(), 25_000_000, [1, 2, 3, 4])
     }
 
     fn call(
@@ -821,6 +826,45 @@ mod tests {
             Outcome::Return(0)
         );
         assert_eq!(std::fs::read(dir.path().join("out.txt")).unwrap(), b"xyz");
+    }
+
+    #[test]
+    fn a_guest_holds_at_most_64_handles() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        let (mut sh, mut mem, mut con) = (
+            host(Some(dir.path().to_owned())),
+            Flat(vec![0; 0x1000]),
+            TestConsole::default(),
+        );
+        let mut handles = Vec::new();
+        for _ in 0..MAX_OPEN_HANDLES {
+            let Outcome::Return(h) = open(&mut sh, &mut mem, &mut con, "f", 0) else {
+                panic!()
+            };
+            assert_ne!(h, u32::MAX);
+            handles.push(h);
+        }
+        for name in ["f", ":tt"] {
+            assert_eq!(
+                open(&mut sh, &mut mem, &mut con, name, 0),
+                Outcome::Return(u32::MAX)
+            );
+            assert_eq!(
+                call(&mut sh, &mut mem, &mut con, op::SYS_ERRNO, 0),
+                Outcome::Return(errno::EMFILE)
+            );
+        }
+        // closing one makes room for one
+        mem.words(0x1000, &[handles[0]]);
+        assert_eq!(
+            call(&mut sh, &mut mem, &mut con, op::SYS_CLOSE, 0x1000),
+            Outcome::Return(0)
+        );
+        assert_ne!(
+            open(&mut sh, &mut mem, &mut con, "f", 0),
+            Outcome::Return(u32::MAX)
+        );
     }
 
     #[test]

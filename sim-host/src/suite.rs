@@ -27,9 +27,9 @@ use crate::arp_host::ArpOptions;
 use crate::elf::GuestImage;
 use crate::machine::{self, RunOptions, Stop};
 use crate::report::{Report, SectionRow};
+use crate::signals::StopRequest;
 use arpsim::types::Mode;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -40,7 +40,6 @@ pub const EXIT_FAULT: i32 = 120;
 pub const EXIT_ARP_ERROR: i32 = 121;
 pub const EXIT_CYCLE_LIMIT: i32 = 122;
 pub const EXIT_TIMEOUT: i32 = 123;
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
@@ -223,8 +222,15 @@ impl Manifest {
                     })?)
                 }
             };
-            if e.cores == Some(0) {
-                return Err(field("cores", "a machine needs at least one core".into()));
+            if let Some(c) = e
+                .cores
+                .filter(|c| !(1..=crate::machine::MAX_CORES).contains(c))
+            {
+                let max = crate::machine::MAX_CORES;
+                return Err(field(
+                    "cores",
+                    format!("{c}: expected 1 to {max} simulated cores"),
+                ));
             }
             let mode = match &e.mode {
                 None => None,
@@ -235,11 +241,11 @@ impl Manifest {
                     )
                 })?),
             };
-            let timeout = match e.timeout {
-                None => None,
-                Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
-                Some(t) => return Err(field("timeout", format!("{t}: expected seconds > 0"))),
-            };
+            let timeout = e
+                .timeout
+                .map(crate::machine::timeout_from_seconds)
+                .transpose()
+                .map_err(|m| field("timeout", m))?;
             entries.push(Entry {
                 index,
                 name,
@@ -286,7 +292,7 @@ fn exit_code(stop: &Stop) -> i32 {
         Stop::Arp(_) => EXIT_ARP_ERROR,
         Stop::CycleLimit(_) => EXIT_CYCLE_LIMIT,
         Stop::Timeout(_) => EXIT_TIMEOUT,
-        Stop::Interrupted => EXIT_INTERRUPTED,
+        Stop::Interrupted(signal) => crate::signals::exit_status(*signal),
     }
 }
 
@@ -309,8 +315,9 @@ fn failed(entry: &Entry, why: String) -> EntryResult {
     }
 }
 
-/// Runs one entry; `scratch` is a folder for its data.arp.
-pub fn run_entry(entry: &Entry, scratch: &Path) -> EntryResult {
+/// Runs one entry; `scratch` is a folder for its data.arp; `stop` ends it
+/// at its next block boundary.
+pub fn run_entry(entry: &Entry, scratch: &Path, stop: &StopRequest) -> EntryResult {
     let target = match crate::target::builtin(&entry.target) {
         Ok(t) => t,
         Err(e) => return failed(entry, e.to_string()),
@@ -338,6 +345,7 @@ pub fn run_entry(entry: &Entry, scratch: &Path) -> EntryResult {
             ..Default::default()
         },
         cores: entry.cores,
+        interrupt: Some(stop.flag()),
         ..Default::default()
     };
     let (name, clock) = (target.name.clone(), target.clock_hz);
@@ -391,6 +399,16 @@ pub fn run_entry(entry: &Entry, scratch: &Path) -> EntryResult {
     }
 }
 
+fn not_run_because(stop: &StopRequest) -> String {
+    match stop.signal() {
+        Some(s) => format!(
+            "not run: the suite was interrupted by {}",
+            crate::signals::name(s)
+        ),
+        None => "did not run".into(),
+    }
+}
+
 /// The combined report.
 #[derive(Debug, Serialize)]
 pub struct SuiteReport {
@@ -399,23 +417,32 @@ pub struct SuiteReport {
     pub passed: usize,
     pub failed: usize,
     pub host_seconds: f64,
+    /// The stop signal that ended the suite early (entries not started
+    /// then are `not_run`), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
     pub entries: Vec<EntryResult>,
 }
 
 /// Runs every entry on `jobs` host threads (at least 1); `progress` is
 /// called after each entry with (done, total, the entry's result).
+/// A stop request ends the running entries at their next block boundary
+/// and starts no more.
 pub fn run(
     manifest: &Manifest,
     jobs: usize,
+    stop: &StopRequest,
     progress: &(dyn Fn(usize, usize, &EntryResult) + Sync),
 ) -> SuiteReport {
     let started = Instant::now();
-    let scratch = std::env::temp_dir().join(format!(
-        "sim-host-suite-{}-{}",
-        std::process::id(),
-        started.elapsed().as_nanos()
-    ));
-    let scratch_ok = std::fs::create_dir_all(&scratch).is_ok();
+    // Entries' data.arp files live here until the suite ends; registered so
+    // that an exit on a second signal removes it too.
+    let scratch_dir = tempfile::Builder::new().prefix("sim-host-suite-").tempdir();
+    let scratch_ok = scratch_dir.is_ok();
+    let scratch = scratch_dir
+        .as_ref()
+        .map_or_else(|_| std::env::temp_dir(), |d| d.path().to_path_buf());
+    arpsim::output::register_temporary(&scratch);
     let total = manifest.entries.len();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -427,9 +454,12 @@ pub fn run(
                 let Some(entry) = manifest.entries.get(i) else {
                     break;
                 };
+                if stop.signal().is_some() {
+                    break;
+                }
                 let result = if scratch_ok {
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_entry(entry, &scratch)
+                        run_entry(entry, &scratch, stop)
                     }))
                     .unwrap_or_else(|panic| {
                         let what = panic
@@ -450,13 +480,14 @@ pub fn run(
             });
         }
     });
-    let _ = std::fs::remove_dir_all(&scratch);
+    arpsim::output::unregister_temporary(&scratch);
+    drop(scratch_dir);
     let entries: Vec<EntryResult> = results
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .into_iter()
         .zip(&manifest.entries)
-        .map(|(r, e)| r.unwrap_or_else(|| failed(e, "did not run".into())))
+        .map(|(r, e)| r.unwrap_or_else(|| failed(e, not_run_because(stop))))
         .collect();
     let passed = entries.iter().filter(|e| e.passed).count();
     SuiteReport {
@@ -465,6 +496,7 @@ pub fn run(
         passed,
         failed: entries.len() - passed,
         host_seconds: started.elapsed().as_secs_f64(),
+        interrupted_by: stop.signal().map(crate::signals::name),
         entries,
     }
 }
@@ -564,22 +596,13 @@ impl SuiteReport {
     }
 }
 
-/// Creates (truncates) an output file now, so an unwritable path fails
-/// before the suite runs rather than after.
-pub fn create_output(path: &Path) -> Result<std::fs::File, SuiteError> {
-    std::fs::File::create(path).map_err(|source| SuiteError::Write {
+/// Writes a report file (atomically, never over a device: see
+/// `arpsim::output`).
+pub fn write_output(path: &Path, text: &str) -> Result<(), SuiteError> {
+    arpsim::output::write(path, text).map_err(|source| SuiteError::Write {
         file: path.to_owned(),
         source,
     })
-}
-
-/// Writes `text` into a file made by [`create_output`].
-pub fn write_output(mut file: std::fs::File, path: &Path, text: &str) -> Result<(), SuiteError> {
-    file.write_all(text.as_bytes())
-        .map_err(|source| SuiteError::Write {
-            file: path.to_owned(),
-            source,
-        })
 }
 
 #[cfg(test)]

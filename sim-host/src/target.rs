@@ -433,8 +433,11 @@ impl Target {
         if raw.clock_hz == 0 {
             return Err(invalid("clock_hz", "must be positive".into()));
         }
-        if raw.cores == 0 {
-            return Err(invalid("cores", "must be at least 1".into()));
+        if raw.cores == 0 || raw.cores as usize > crate::machine::MAX_CORES {
+            return Err(invalid(
+                "cores",
+                format!("{}: must be 1 to {}", raw.cores, crate::machine::MAX_CORES),
+            ));
         }
         let mut regions = Vec::with_capacity(raw.memory.len());
         for (i, r) in raw.memory.into_iter().enumerate() {

@@ -210,10 +210,11 @@ pub fn write(
         file: path.to_owned(),
         source,
     };
-    let file = std::fs::File::create(path).map_err(err)?;
+    let file = arpsim::output::Output::create(path).map_err(err)?;
     let mut w = std::io::BufWriter::new(file);
     serde_json::to_writer(&mut w, &doc).map_err(|e| err(e.into()))?;
-    std::io::Write::flush(&mut w).map_err(err)
+    let file = w.into_inner().map_err(|e| err(e.into_error()))?;
+    file.commit().map_err(err)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ fn examples() -> Manifest {
 #[test]
 fn examples_suite_passes() {
     let manifest = examples();
-    let report = suite::run(&manifest, 4, &|_, _, _| {});
+    let report = suite::run(&manifest, 4, &Default::default(), &|_, _, _| {});
     let failures: Vec<String> = report
         .entries
         .iter()
@@ -60,7 +60,7 @@ fn a_failing_entry_does_not_stop_the_others() {
     )
     .unwrap();
     let m = Manifest::load(&manifest).unwrap();
-    let report = suite::run(&m, 2, &|_, _, _| {});
+    let report = suite::run(&m, 2, &Default::default(), &|_, _, _| {});
     assert!(!report.entries[0].passed);
     assert!(report.entries[0].failures[0].contains("exit status 3, expected 0"));
     assert!(report.entries[1].passed);
@@ -163,6 +163,10 @@ fn suite_command() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--json") && err.contains("does not exist"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -297,6 +297,10 @@ pub extern "C" fn arp_start(
     lock_context: *mut c_void,
 ) {
     with_state(false, |s| {
+        if s.engine.is_started() {
+            // The running run keeps its error and lock callbacks.
+            return Err(ArpError::AlreadyStarted);
+        }
         s.errors = ErrorHandler {
             cb: error_cb,
             context: error_context,
@@ -328,9 +332,9 @@ pub extern "C" fn arp_finish() {
                 "{} of {} recorded samples played exactly once; {} missing, {} played more than once, {} without a recorded sample",
                 report.played_once,
                 report.recorded,
-                report.missing.len(),
-                report.duplicated.len(),
-                report.unexpected.len()
+                report.missing_total,
+                report.duplicated_total,
+                report.unexpected_total
             )));
         }
         Ok(warnings)

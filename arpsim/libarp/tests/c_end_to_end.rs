@@ -288,11 +288,12 @@ fn rule_violations_reach_the_error_callback_or_exit() {
         lines[4],
         "ERROR 1 thread 1: leave of section 8 does not match the innermost entered section 1"
     );
+    assert_eq!(lines[5], "ERROR 1 arp_start was already called");
     assert_eq!(
-        lines[5],
+        lines[6],
         "ERROR 2 arp_finish with sections still open: thread 1: plain 8"
     );
-    assert_eq!(lines[6], "done");
+    assert_eq!(lines[7], "done");
     let d = Dataset::load(&file).unwrap();
     assert!(d.header().partial);
     assert_eq!(d.n_traces(), 1);

@@ -9,11 +9,19 @@
  *   crash stack      unbounded recursion: the stack runs out of RAM
  *   crash loop       never ends (for --max-cycles, --timeout, Ctrl-C)
  *   crash exit N     exits with status N
+ *   crash stdin      waits for a line on stdin (for --timeout and signals)
+ *   crash name FILE  names its data file FILE (arp_set_file_name)
+ *   crash files      opens the host file `f` until the host refuses, then
+ *                    says how many it got (needs --fs-root holding `f`)
+ *   crash readcode   reads the host file `f` into its own code (SYS_READ
+ *                    into read-only memory)
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <atomium_rp.h>
 
 static volatile unsigned sink;
@@ -39,7 +47,8 @@ static unsigned __attribute__((noinline)) recurse(unsigned depth)
  * says; Debian's picolibc passes it on as argv[1].) */
 static int command(int argc, char **argv)
 {
-    static const char *const words[] = {"unmapped", "flash", "undef", "stack", "loop", "exit"};
+    static const char *const words[] = {"unmapped", "flash", "undef", "stack", "loop",
+                                        "exit",     "stdin", "name",  "files", "readcode"};
     int i;
     unsigned w;
     for (i = 1; i < argc; ++i)
@@ -55,6 +64,8 @@ int main(int argc, char **argv)
     int at = command(argc, argv);
     const char *what = at ? argv[at] : "";
 
+    if (strcmp(what, "name") == 0 && at + 1 < argc)
+        arp_set_file_name(argv[at + 1]);
     arp_add_callbacks(arp_uint, 0, 0, 0, 0, 0);
     arp_start(1, 2, arp_record_all, 0, 0, 0, 0, 0);
     arp_enter(1, 2, 0);
@@ -79,6 +90,18 @@ int main(int argc, char **argv)
             work(1000);
     else if (strcmp(what, "exit") == 0 && at + 1 < argc)
         exit(atoi(argv[at + 1]));
+    else if (strcmp(what, "stdin") == 0) {
+        char line[32];
+        printf("read: %s\n", fgets(line, sizeof line, stdin) ? line : "(end of input)");
+    } else if (strcmp(what, "files") == 0) {
+        int n = 0;
+        while (n < 1000 && open("f", O_RDONLY) >= 0)
+            ++n;
+        printf("opened %d files\n", n);
+    } else if (strcmp(what, "readcode") == 0) {
+        int fd = open("f", O_RDONLY);
+        printf("read into code: %d\n", (int)read(fd, (void *)&work, 4));
+    }
 
     arp_leave(1, 2);
     arp_finish();

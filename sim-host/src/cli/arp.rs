@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
             };
             let mut text = Vec::new();
             let lines = arpsim::extrap::export(&runs, &names, &options, &mut text)?;
-            std::fs::write(&output, text)
+            arpsim::output::write(&output, text)
                 .with_context(|| format!("writing {}", output.display()))?;
             writeln!(out, "{lines} lines written to {}", output.display())?;
         }

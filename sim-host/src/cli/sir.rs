@@ -74,16 +74,11 @@ fn generate(args: GenerateArgs) -> Result<()> {
     let generated = sirgen::generate(&image, &bytes, &target, args.dialect.into())
         .with_context(|| format!("generating the SIR of {}", args.elf.display()))?;
     for w in &generated.warnings {
-        eprintln!("sim-host: warning: {w}");
+        sim_host::say!("sim-host: warning: {w}");
     }
     let mut out = Vec::new();
     generated.write(&mut out)?;
-    if args.output.as_os_str() == "-" {
-        use std::io::Write;
-        std::io::stdout().write_all(&out)?;
-    } else {
-        std::fs::write(&args.output, out)
-            .with_context(|| format!("writing {}", args.output.display()))?;
-    }
+    arpsim::output::write(&args.output, out)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     Ok(())
 }

@@ -3,12 +3,15 @@
 //!
 //! Exit status: 0 when every entry passed, 1 when any failed, 125 when the
 //! manifest or an output path is unusable (the message names the entry and
-//! field).
+//! field), 129 / 130 / 143 when SIGHUP / SIGINT / SIGTERM stopped it (the
+//! results so far are written, with `interrupted_by` set).
 
 use anyhow::Result;
+use sim_host::signals;
 use sim_host::suite::{self, Manifest};
+use sim_host::{say, say_raw, show_raw};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_SETUP: i32 = 125;
@@ -32,28 +35,31 @@ pub fn run(args: Args) -> Result<i32> {
     let manifest = match Manifest::load(&args.manifest) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("sim-host: {e}");
+            say!("sim-host: {e}");
             return Ok(EXIT_SETUP);
         }
     };
     if args.jobs == Some(0) {
-        eprintln!("sim-host: --jobs 0: at least one entry must run at a time");
+        say!("sim-host: --jobs 0: at least one entry must run at a time");
         return Ok(EXIT_SETUP);
     }
-    // Created before the run: an unwritable path fails in a second, not
-    // after the whole suite.
-    let mut outputs = Vec::new();
-    for (path, json) in [(&args.json, true), (&args.csv, false)] {
-        if let Some(path) = path {
-            match suite::create_output(path) {
-                Ok(f) => outputs.push((f, path.clone(), json)),
-                Err(e) => {
-                    eprintln!("sim-host: {e}");
-                    return Ok(EXIT_SETUP);
-                }
-            }
-        }
+    // Checked before the run: an unwritable path fails in a second, not
+    // after the whole suite; written atomically at the end.
+    let outputs: Vec<(&str, &Path)> = [("--json", &args.json), ("--csv", &args.csv)]
+        .into_iter()
+        .filter_map(|(option, path)| path.as_deref().map(|p| (option, p)))
+        .collect();
+    if let Err(e) = arpsim::output::preflight(&outputs) {
+        say!("sim-host: {e}");
+        return Ok(EXIT_SETUP);
     }
+    let stop = match signals::install() {
+        Ok(stop) => stop,
+        Err(e) => {
+            say!("sim-host: cannot install the signal handlers: {e}");
+            return Ok(EXIT_SETUP);
+        }
+    };
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
@@ -61,24 +67,28 @@ pub fn run(args: Args) -> Result<i32> {
     let progress = |done: usize, total: usize, r: &suite::EntryResult| {
         if tty {
             let status = if r.passed { "ok" } else { "FAIL" };
-            eprint!("\r\x1b[K[{done}/{total}] {} {status}", r.name);
+            say_raw!("\r\x1b[K[{done}/{total}] {} {status}", r.name);
             if done == total {
-                eprintln!();
+                say!();
             }
         }
     };
-    let report = suite::run(&manifest, jobs, &progress);
-    print!("{}", report.to_text());
-    for (file, path, json) in outputs {
-        let text = if json {
+    let report = suite::run(&manifest, jobs, &stop, &progress);
+    show_raw!("{}", report.to_text());
+    for (option, path) in outputs {
+        let text = if option == "--json" {
             report.to_json()
         } else {
             report.to_csv()
         };
-        if let Err(e) = suite::write_output(file, &path, &text) {
-            eprintln!("sim-host: {e}");
+        if let Err(e) = suite::write_output(path, &text) {
+            say!("sim-host: {e}");
             return Ok(EXIT_SETUP);
         }
+    }
+    if let Some(signal) = stop.signal() {
+        say!("sim-host: suite interrupted by {}", signals::name(signal));
+        return Ok(signals::exit_status(signal));
     }
     Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
 }

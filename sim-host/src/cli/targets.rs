@@ -20,7 +20,7 @@ pub fn run(args: Args) -> Result<()> {
             .collect::<Result<_, _>>()?,
     };
     for t in targets {
-        println!(
+        sim_host::show!(
             "{:<10} {} ({}, {} MHz, {} core{})",
             t.name,
             t.description,
@@ -29,9 +29,9 @@ pub fn run(args: Args) -> Result<()> {
             t.cores,
             if t.cores == 1 { "" } else { "s" }
         );
-        println!("{}", t.memory_map());
-        println!("  cycle table: {}", t.cycle_reference);
-        println!();
+        sim_host::show!("{}", t.memory_map());
+        sim_host::show!("  cycle table: {}", t.cycle_reference);
+        sim_host::show!();
     }
     Ok(())
 }

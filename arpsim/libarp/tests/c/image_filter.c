@@ -217,6 +217,7 @@ static int break_rules(const char *file, int with_callback)
     arp_enter(1, 9, 0);           /* sid above the maximum */
     arp_leave(1, 8);              /* does not match the innermost (1) */
     arp_leave_kernel(1, 1);
+    arp_start(1, 8, arp_record_all, 0, 0, 0, 0, 0); /* started twice */
     arp_finish();                 /* section 8 still open: saved as partial */
     printf("done\n");
     return 0;

@@ -1,0 +1,403 @@
+//! Every file the tools write goes through this module, so that writing an
+//! output never destroys anything the user did not name (ARCHITECTURE.md,
+//! "Outputs"):
+//!
+//! - a regular file, or a path that does not exist yet, is written to a
+//!   temporary file beside it and renamed over it at the end, so a reader
+//!   never sees half a file and an abandoned write leaves the old one;
+//! - a symbolic link is followed (up to [`MAX_LINK_HOPS`]) and its final
+//!   target is replaced: the link stays a link;
+//! - a character or block device, FIFO or socket (`/dev/null`,
+//!   `/dev/stdout`, a pipe) is opened and written in place, never renamed
+//!   over;
+//! - `-` is standard output;
+//! - the final mode is the replaced file's (and its owner, where allowed),
+//!   or `0666 & !umask` for a new file.
+//!
+//! Temporary files are registered while they exist so a signal handler that
+//! must exit at once can remove them ([`remove_temporaries`]).
+
+use std::collections::HashSet;
+use std::fs::{self, File, Metadata};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// How many symbolic links are followed before giving up (Linux's ELOOP
+/// limit).
+pub const MAX_LINK_HOPS: usize = 40;
+
+/// Where an output path leads, after following symbolic links.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// `-`: the process's standard output.
+    Stdout,
+    /// A device, FIFO or socket: written in place.
+    Special(PathBuf),
+    /// A regular file (existing, with its metadata) or a new path: written
+    /// beside and renamed.
+    Regular { path: PathBuf, existing: bool },
+}
+
+impl Destination {
+    /// Resolves `path`: `-`, symbolic links, the kind of file at the end.
+    pub fn of(path: &Path) -> io::Result<Destination> {
+        if path.as_os_str() == "-" {
+            return Ok(Destination::Stdout);
+        }
+        let resolved = follow_links(path)?;
+        match fs::metadata(&resolved) {
+            Ok(meta) if meta.is_dir() => Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            )),
+            Ok(meta) if is_special(&meta) => Ok(Destination::Special(resolved)),
+            Ok(_) => Ok(Destination::Regular {
+                path: resolved,
+                existing: true,
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Destination::Regular {
+                path: resolved,
+                existing: false,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The file that is finally written (for comparing two outputs).
+    pub fn identity(&self) -> Option<PathBuf> {
+        match self {
+            Destination::Stdout => None,
+            Destination::Special(_) => None,
+            Destination::Regular { path, .. } => {
+                let dir = fs::canonicalize(parent_dir(path)).ok()?;
+                Some(dir.join(path.file_name()?))
+            }
+        }
+    }
+}
+
+fn is_special(meta: &Metadata) -> bool {
+    let t = meta.file_type();
+    t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
+}
+
+/// Follows `path` through symbolic links to the path that names a non-link
+/// (which may not exist: a dangling link names its would-be target).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINK_HOPS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&current)?;
+                current = parent_dir(&current).join(target);
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("more than {MAX_LINK_HOPS} symbolic links to follow"),
+    ))
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks, before any work is done, that `path` can be written: its
+/// directory exists and accepts a new file (tried for real: as root,
+/// permission bits say nothing), or it is a device, FIFO or `-`.
+pub fn check_writable(path: &Path) -> io::Result<Destination> {
+    let dest = Destination::of(path)?;
+    if let Destination::Regular { path, .. } = &dest {
+        let dir = parent_dir(path);
+        if !dir.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("the directory {} does not exist", dir.display()),
+            ));
+        }
+        tempfile::Builder::new()
+            .prefix(".sim-host-check.")
+            .tempfile_in(dir)?;
+    }
+    Ok(dest)
+}
+
+/// Two outputs that name the same file, as (first index, second index).
+pub fn same_file(paths: &[&Path]) -> Option<(usize, usize)> {
+    let ids: Vec<Option<PathBuf>> = paths
+        .iter()
+        .map(|p| Destination::of(p).ok().and_then(|d| d.identity()))
+        .collect();
+    for (i, a) in ids.iter().enumerate() {
+        for (j, b) in ids.iter().enumerate().skip(i + 1) {
+            if a.is_some() && a == b {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+/// Checks every output a command was asked for before it starts: each can
+/// be written ([`check_writable`]) and no two name the same file. The
+/// error names the option and the path, e.g. `--json /x/r.json: the
+/// directory /x does not exist`.
+pub fn preflight(outputs: &[(&str, &Path)]) -> Result<(), String> {
+    for (option, path) in outputs {
+        check_writable(path).map_err(|e| format!("{option} {}: {e}", path.display()))?;
+    }
+    let paths: Vec<&Path> = outputs.iter().map(|(_, p)| *p).collect();
+    if let Some((a, b)) = same_file(&paths) {
+        let ((oa, pa), (ob, pb)) = (outputs[a], outputs[b]);
+        return Err(format!(
+            "{oa} {} and {ob} {} name the same file: each output needs its own",
+            pa.display(),
+            pb.display()
+        ));
+    }
+    Ok(())
+}
+
+static TEMPORARIES: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+/// Registers a temporary file or folder for [`remove_temporaries`].
+pub fn register_temporary(path: &Path) {
+    register(path);
+}
+
+/// Takes back [`register_temporary`] (the caller removed it itself).
+pub fn unregister_temporary(path: &Path) {
+    unregister(path);
+}
+
+fn register(path: &Path) {
+    if let Ok(mut set) = TEMPORARIES.lock() {
+        set.get_or_insert_with(HashSet::new)
+            .insert(path.to_path_buf());
+    }
+}
+
+fn unregister(path: &Path) {
+    if let Ok(mut set) = TEMPORARIES.lock() {
+        if let Some(set) = set.as_mut() {
+            set.remove(path);
+        }
+    }
+}
+
+/// Removes every temporary file an unfinished output holds: for a process
+/// that must exit at once (a second signal) without running destructors.
+pub fn remove_temporaries() {
+    // try_lock: a signal may arrive while this thread holds the lock.
+    if let Ok(mut set) = TEMPORARIES.try_lock() {
+        for path in set.take().unwrap_or_default() {
+            if path.is_dir() {
+                let _ = fs::remove_dir_all(path);
+            } else {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// The temporary files that exist now (for tests).
+pub fn temporaries() -> Vec<PathBuf> {
+    TEMPORARIES
+        .lock()
+        .map(|s| s.iter().flatten().cloned().collect())
+        .unwrap_or_default()
+}
+
+enum Sink {
+    /// Written beside `final_path`, renamed over it at commit.
+    Replace {
+        temp: Box<tempfile::NamedTempFile>,
+        final_path: PathBuf,
+        replaced: Option<Metadata>,
+    },
+    /// The device or FIFO itself.
+    InPlace(File),
+    /// An unnamed file, copied to `to` at commit (for writers that seek).
+    Spool { file: File, to: SpoolTarget },
+}
+
+enum SpoolTarget {
+    Stdout,
+    Special(PathBuf),
+}
+
+/// An output being written; nothing is visible at its path before
+/// [`Output::commit`] (for regular files), and dropping it uncommitted
+/// leaves whatever was there.
+pub struct Output {
+    /// Always `Some` until `commit` takes it.
+    sink: Option<Sink>,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Output")
+    }
+}
+
+impl Output {
+    /// Starts writing `path`. Devices and FIFOs are written as the bytes
+    /// come; use [`Output::create_seekable`] for a writer that seeks.
+    pub fn create(path: &Path) -> io::Result<Output> {
+        Self::open(path, false)
+    }
+
+    /// Like [`Output::create`], but [`Output::file`] can seek: a device,
+    /// FIFO or `-` is spooled to an unnamed temporary file and copied at
+    /// commit.
+    pub fn create_seekable(path: &Path) -> io::Result<Output> {
+        Self::open(path, true)
+    }
+
+    fn open(path: &Path, seekable: bool) -> io::Result<Output> {
+        let sink = match Destination::of(path)? {
+            Destination::Regular { path, existing } => replace_sink(path, existing)?,
+            Destination::Special(path) if seekable => Sink::Spool {
+                file: tempfile::tempfile()?,
+                to: SpoolTarget::Special(path),
+            },
+            Destination::Special(path) => {
+                Sink::InPlace(fs::OpenOptions::new().write(true).open(path)?)
+            }
+            Destination::Stdout => Sink::Spool {
+                file: tempfile::tempfile()?,
+                to: SpoolTarget::Stdout,
+            },
+        };
+        Ok(Output { sink: Some(sink) })
+    }
+
+    /// The file being written.
+    pub fn file(&mut self) -> &mut File {
+        match self.sink.as_mut() {
+            Some(Sink::Replace { temp, .. }) => temp.as_file_mut(),
+            Some(Sink::InPlace(file)) => file,
+            Some(Sink::Spool { file, .. }) => file,
+            None => unreachable!("an Output is consumed by commit"),
+        }
+    }
+
+    /// Makes the output visible at its path.
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(sink) = self.sink.take() else {
+            return Ok(());
+        };
+        match sink {
+            Sink::Replace {
+                temp,
+                final_path,
+                replaced,
+            } => commit_replace(*temp, &final_path, replaced.as_ref()),
+            Sink::InPlace(mut file) => file.flush(),
+            Sink::Spool { mut file, to } => {
+                file.seek(SeekFrom::Start(0))?;
+                match to {
+                    SpoolTarget::Stdout => {
+                        let mut out = io::stdout().lock();
+                        io::copy(&mut file, &mut out)?;
+                        out.flush()
+                    }
+                    SpoolTarget::Special(path) => {
+                        let mut out = fs::OpenOptions::new().write(true).open(path)?;
+                        io::copy(&mut file, &mut out).map(|_| ())
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn replace_sink(final_path: PathBuf, existing: bool) -> io::Result<Sink> {
+    let name = final_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    // 0666 here: the kernel applies the umask, as for any new file.
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(parent_dir(&final_path))?;
+    register(temp.path());
+    let replaced = if existing {
+        fs::metadata(&final_path).ok()
+    } else {
+        None
+    };
+    Ok(Sink::Replace {
+        temp: Box::new(temp),
+        final_path,
+        replaced,
+    })
+}
+
+fn commit_replace(
+    temp: tempfile::NamedTempFile,
+    final_path: &Path,
+    replaced: Option<&Metadata>,
+) -> io::Result<()> {
+    let temp_path = temp.path().to_path_buf();
+    if let Some(old) = replaced {
+        let file = temp.as_file();
+        file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+        // Keeping the owner needs privileges; without them the file is ours.
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+    }
+    temp.as_file().sync_data()?;
+    let result = temp.persist(final_path).map(|_| ()).map_err(|e| e.error);
+    unregister(&temp_path);
+    result
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Some(Sink::Replace { temp, .. }) = &self.sink {
+            unregister(temp.path());
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file().write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file().write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file().flush()
+    }
+}
+
+/// At most 80 characters of `text` for a message, with an ellipsis when
+/// cut: a message never repeats a whole (possibly huge) input.
+pub fn quote(text: &str) -> String {
+    const MAX: usize = 80;
+    match text.char_indices().nth(MAX) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+/// Writes `bytes` to `path` by the rules above: the replacement for
+/// `std::fs::write`.
+pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
+    let mut out = Output::create(path)?;
+    out.write_all(bytes.as_ref())?;
+    out.commit()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+//! Stopping cleanly on SIGINT, SIGTERM and SIGHUP.
+//!
+//! The first signal asks every run that watches the [`StopRequest`] to
+//! stop at its next block boundary; the run then writes its report and a
+//! data.arp marked partial, and the process exits with 128 + the signal's
+//! number (130, 143, 129). A second signal exits at once, after removing
+//! every temporary output file (`arpsim::output::remove_temporaries`), so
+//! a user who insists is obeyed and still left with no debris.
+//!
+//! Handlers are installed even when the signal was inherited as ignored
+//! (a background job's SIGINT): a run must always be stoppable.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+pub use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+/// The signals that stop a run.
+pub const STOP_SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+
+/// Shared by the signal thread and every run: 0 until a stop signal
+/// arrives, then that signal's number.
+#[derive(Clone, Debug, Default)]
+pub struct StopRequest(Arc<AtomicI32>);
+
+impl StopRequest {
+    /// A request no signal sets (tests set it by hand).
+    pub fn new() -> StopRequest {
+        StopRequest::default()
+    }
+
+    /// The signal that asked to stop, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// Asks to stop as if `signal` had arrived; returns the signal of an
+    /// earlier request, which stays the one the run reports.
+    pub fn request(&self, signal: i32) -> Option<i32> {
+        self.0
+            .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+            .err()
+    }
+
+    /// The flag the machine polls at block boundaries.
+    pub fn flag(&self) -> Arc<AtomicI32> {
+        Arc::clone(&self.0)
+    }
+}
+
+/// The shell's convention for a process ended by `signal`.
+pub fn exit_status(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// The name of a stop signal, for messages.
+pub fn name(signal: i32) -> String {
+    match signal {
+        SIGINT => "SIGINT (Ctrl-C)".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// Installs the handlers and returns the request they set. Called once per
+/// process by the commands that run guests.
+pub fn install() -> std::io::Result<StopRequest> {
+    let request = StopRequest::new();
+    let mut signals = signal_hook::iterator::Signals::new(STOP_SIGNALS)?;
+    let seen = request.clone();
+    std::thread::Builder::new()
+        .name("stop-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if let Some(first) = seen.request(signal) {
+                    arpsim::output::remove_temporaries();
+                    std::process::exit(exit_status(first));
+                }
+            }
+        })?;
+    Ok(request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_signal_is_remembered_and_a_second_is_seen_as_such() {
+        let r = StopRequest::new();
+        assert_eq!(r.signal(), None);
+        assert_eq!(r.request(SIGTERM), None);
+        assert_eq!(r.signal(), Some(SIGTERM));
+        assert_eq!(r.request(SIGINT), Some(SIGTERM));
+        assert_eq!(r.signal(), Some(SIGTERM), "the first signal is kept");
+        assert_eq!(exit_status(SIGTERM), 143);
+        assert_eq!(exit_status(SIGHUP), 129);
+        assert!(name(SIGINT).contains("Ctrl-C"));
+    }
+}

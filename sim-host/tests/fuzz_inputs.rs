@@ -1,0 +1,235 @@
+//! Every input sim-host reads, mutated at random: target files, guest
+//! ELFs, semihosting requests against guest memory, suite manifests. Each
+//! must give a result or an error that names where it comes from, never a
+//! panic. `make test` runs a bounded number of cases (seconds);
+//! `make fuzz-long` runs many more (PROPTEST_CASES).
+
+use proptest::prelude::*;
+use sim_host::elf::GuestImage;
+use sim_host::sandbox::Sandbox;
+use sim_host::semihost::{self, Console, GuestMemory, MemoryFault, Semihost};
+use sim_host::suite::Manifest;
+use sim_host::target::{self, Target};
+use std::path::{Path, PathBuf};
+
+fn cases(default: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// A text with one of: a line removed, a line replaced by junk, a cut, or
+/// bytes overwritten.
+fn mutate(text: &str, kind: u8, at: usize, junk: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let line = at % lines.len().max(1);
+    match kind % 4 {
+        0 => lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != line)
+            .map(|(_, l)| *l)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        1 => {
+            let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+            if let Some(target) = l.get_mut(line) {
+                // keep the key, replace the value: reaches the validation
+                *target = match target.split_once('=') {
+                    Some((key, _)) => format!("{key}= {junk}"),
+                    None => junk.to_owned(),
+                };
+            }
+            l.join("\n")
+        }
+        2 => text.chars().take(at % (text.len() + 1)).collect(),
+        _ => {
+            let mut chars: Vec<char> = text.chars().collect();
+            for (i, c) in junk.chars().enumerate() {
+                let n = chars.len().max(1);
+                if let Some(slot) = chars.get_mut((at + i * 7) % n) {
+                    *slot = c;
+                }
+            }
+            chars.into_iter().collect()
+        }
+    }
+}
+
+fn junk() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("-1".to_owned()),
+        Just("nan".to_owned()),
+        Just("1e999".to_owned()),
+        Just("4294967296".to_owned()),
+        Just("18446744073709551615".to_owned()),
+        Just("\"\"".to_owned()),
+        Just("[".to_owned()),
+        Just("{ a = 1 }".to_owned()),
+        "[ -~]{0,12}",
+    ]
+}
+
+fn builtin_text(name: &str) -> String {
+    std::fs::read_to_string(target::builtin_dir().join(format!("{name}.toml"))).unwrap()
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
+
+    #[test]
+    fn target_files_give_a_target_or_an_error_naming_the_file(
+        which in 0usize..4, kind in 0u8..4, at in 0usize..4000, junk in junk()
+    ) {
+        let names = target::builtin_names();
+        let name = &names[which % names.len()];
+        let text = mutate(&builtin_text(name), kind, at, &junk);
+        let file = Path::new("/fuzz/mutated.toml");
+        if let Err(e) = Target::parse(&text, file) {
+            let message = e.to_string();
+            prop_assert!(message.contains("mutated.toml"), "{message}");
+            prop_assert!(message.len() < 2000, "an unbounded message: {} bytes", message.len());
+        }
+    }
+
+    #[test]
+    fn suite_manifests_give_entries_or_an_error_naming_the_file(
+        kind in 0u8..4, at in 0usize..600, junk in junk()
+    ) {
+        let valid = "[[entry]]\nname = \"a\"\nelf = \"a.elf\"\ntarget = \"cortex-m4\"\n\
+                     cores = 2\ntimeout = 5.0\nmax_cycles = 1000\nmode = \"record_all\"\n\
+                     args = [\"x\"]\nexit_code = 0\n";
+        let text = mutate(valid, kind, at, &junk);
+        if let Err(e) = Manifest::parse(&text, Path::new("/fuzz/m.toml")) {
+            prop_assert!(e.to_string().contains("m.toml"), "{e}");
+        }
+    }
+}
+
+fn guest_elf() -> Option<(Vec<u8>, Target)> {
+    let path = e2e_guest("cortex-m4", "filter")?;
+    Some((
+        std::fs::read(path).ok()?,
+        target::builtin("cortex-m4").ok()?,
+    ))
+}
+
+/// A guest built by `make guests` (this crate's tests do not build them).
+fn e2e_guest(target: &str, name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/guests")
+        .join(target)
+        .join(format!("{name}.elf"));
+    path.exists().then_some(path)
+}
+
+proptest! {
+    #![proptest_config(cases(48))]
+
+    #[test]
+    fn guest_elfs_load_or_give_an_error_naming_the_file(
+        cut in prop::option::of(0usize..200_000),
+        flips in prop::collection::vec((0usize..200_000, any::<u8>()), 0..16),
+        header_flips in prop::collection::vec((0usize..64, any::<u8>()), 0..4),
+    ) {
+        let Some((mut bytes, target)) = guest_elf() else {
+            eprintln!("SKIPPED: no guest ELF (run `make guests`)");
+            return Ok(());
+        };
+        for (at, b) in flips.iter().chain(&header_flips) {
+            let n = bytes.len();
+            bytes[at % n] = *b;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut % (bytes.len() + 1));
+        }
+        let file = Path::new("/fuzz/mutated.elf");
+        if let Err(e) = GuestImage::parse(&bytes, file, &target) {
+            prop_assert!(e.to_string().contains("mutated.elf"), "{e}");
+        }
+    }
+}
+
+/// Guest memory: `data` at 0x1000, nothing else mapped.
+struct Memory(Vec<u8>);
+
+impl GuestMemory for Memory {
+    fn read(&self, addr: u32, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        let fault = MemoryFault {
+            addr,
+            len: buf.len() as u32,
+        };
+        let start = (addr as usize).checked_sub(0x1000).ok_or(fault)?;
+        let src = self.0.get(start..start + buf.len()).ok_or(fault)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
+        let fault = MemoryFault {
+            addr,
+            len: data.len() as u32,
+        };
+        let start = (addr as usize).checked_sub(0x1000).ok_or(fault)?;
+        let dst = self.0.get_mut(start..start + data.len()).ok_or(fault)?;
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Silent;
+
+impl Console for Silent {
+    fn stdout(&mut self, _: &[u8]) {}
+    fn stderr(&mut self, _: &[u8]) {}
+    fn read_byte(&mut self) -> Option<u8> {
+        None
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(512))]
+
+    #[test]
+    fn semihosting_requests_are_served_or_fault_at_a_named_address(
+        calls in prop::collection::vec(
+            (0u32..0x40, 0x0ff0u32..0x1400, prop::collection::vec(any::<u8>(), 0..64)),
+            1..12,
+        )
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        let mut sh = Semihost::new(
+            Sandbox::new(Some(root.path())).unwrap(),
+            "prog".into(),
+            1_000_000,
+            [0; 4],
+        );
+        let mut mem = Memory(vec![0; 0x200]);
+        for (op, param, bytes) in calls {
+            // the guest's parameter block and strings: random words
+            for (i, b) in bytes.iter().enumerate() {
+                let n = mem.0.len();
+                mem.0[(i * 13 + *b as usize) % n] = *b;
+            }
+            let request = match semihost::decode(op, param, &mem) {
+                Ok(r) => r,
+                Err(fault) => {
+                    prop_assert!(fault.to_string().contains("0x"), "{fault}");
+                    continue;
+                }
+            };
+            match sh.handle(request, 1234, &mut mem, &mut Silent) {
+                Ok(_) => {}
+                Err(fault) => prop_assert!(fault.to_string().contains("0x"), "{fault}"),
+            }
+        }
+        // nothing was created outside the root
+        drop(sh);
+    }
+}
