@@ -480,3 +480,85 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_plugin_callback_that_hangs_obeys_the_timeout_and_is_named() {
+    let dir = scratch("hung-plugin");
+    let src = dir.join("hang.c");
+    std::fs::write(
+        &src,
+        "#include \"sim_host_plugin.h\"\n\
+         const uint32_t sim_host_plugin_abi_version = SIM_HOST_PLUGIN_ABI_VERSION;\n\
+         static void enter(uint16_t s, void *d, void *c) { (void)s; (void)d; (void)c; }\n\
+         static void leave(uint16_t s, void *d, void *c) { (void)s; (void)d; (void)c; for (;;) {} }\n\
+         int sim_host_plugin_init(const sim_host_api *api, const char *args) {\n\
+             (void)args; return api->add_callbacks(api->host, 11, enter, leave, 0, 0, 0);\n\
+         }\n",
+    )
+    .unwrap();
+    let so = dir.join("hang.so");
+    let built = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O1", "-I"])
+        .arg(e2e_tests::repo_root().join("sim-host/include"))
+        .arg("-o")
+        .arg(&so)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let child = Command::new(sim_host_bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "-q",
+            &crash_elf(),
+            "--timeout",
+            "1",
+            "-o",
+            "d.arp",
+            "--plugin",
+        ])
+        .arg(&so)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, err) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, 123, "{err}");
+    assert!(
+        err.contains("hang.so") && err.contains("leave callback"),
+        "{err}"
+    );
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unknown_cpu_model_or_a_folder_as_recording_is_a_setup_error() {
+    let dir = scratch("bad-setup");
+    let m4 = e2e_tests::repo_root().join("targets/cortex-m4.toml");
+    let text = std::fs::read_to_string(m4).unwrap();
+    let bad = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("cpu = ") {
+                "cpu = \"cortex-m99\"".to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(bad, text, "the target file names its Unicorn CPU model");
+    std::fs::write(dir.join("m99.toml"), bad).unwrap();
+    let out = run_in(&dir, &[&crash_elf(), "--target-file", "m99.toml"]);
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cortex-m99"), "{}", stderr(&out));
+
+    std::fs::create_dir(dir.join("rec")).unwrap();
+    let out = run_in(&dir, &[&crash_elf(), "--playback", "rec"]);
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--playback rec"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
