@@ -198,6 +198,11 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// `+ - * /`, as opposed to a comparison.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
+    }
+
     pub fn text(self) -> &'static str {
         match self {
             BinOp::Add => "+",
@@ -228,13 +233,27 @@ pub enum Expr {
     /// `f(args)` or `f()`
     Call(Ident, Vec<Expr>),
     Neg(Box<Expr>, Span),
-    Binary(BinOp, Box<Expr>, Box<Expr>, Span),
+    /// `first op rhs op rhs ...`: operators of one precedence level,
+    /// applied left to right. Flat rather than a nested binary tree so
+    /// that evaluating, checking, cloning or dropping a sum of a million
+    /// terms does not recurse once per operator.
+    Chain(Box<Expr>, Vec<ChainLink>),
+}
+
+/// One `op rhs` step of an [`Expr::Chain`]; `span` is the operator's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainLink {
+    pub op: BinOp,
+    pub rhs: Expr,
+    pub span: Span,
 }
 
 impl Expr {
     pub fn span(&self) -> Span {
         match self {
-            Expr::Number(_, s) | Expr::Str(_, s) | Expr::Neg(_, s) | Expr::Binary(_, _, _, s) => *s,
+            Expr::Number(_, s) | Expr::Str(_, s) | Expr::Neg(_, s) => *s,
+            // A chain has at least one link (the parser builds no empty one).
+            Expr::Chain(first, links) => links.first().map_or_else(|| first.span(), |l| l.span),
             Expr::Name(i) | Expr::Index(i, _) | Expr::Member(i, _) | Expr::Call(i, _) => i.span,
         }
     }

@@ -3,6 +3,19 @@
 
 use std::fmt;
 
+/// Most characters of user input a message echoes.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// User input (a value, a name, a default) as echoed in a message or a
+/// listing: at most 80 characters, cut with an ellipsis, so that a
+/// megabyte-long value cannot flood the terminal.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
 /// A position in a source file: 1-based line and column (columns count
 /// characters, not bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,3 +76,18 @@ impl fmt::Display for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quote_keeps_short_input_and_cuts_long_input_at_80_characters() {
+        assert_eq!(quote("Nproc"), "Nproc");
+        let exact = "é".repeat(80);
+        assert_eq!(quote(&exact), exact);
+        let cut = quote(&"é".repeat(81));
+        assert_eq!(cut.chars().count(), 81);
+        assert!(cut.ends_with("é…"), "{cut}");
+    }
+}

@@ -40,9 +40,8 @@ pub enum Error {
     /// A malformed run-time request (`--set`, output format).
     #[error("{0}")]
     Usage(String),
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// Not `source`: a source would be printed again as the cause
+    /// (`app.la: No such file: No such file`).
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
 }

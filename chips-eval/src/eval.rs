@@ -31,6 +31,20 @@ use crate::value::{format_number, Value, VecValue};
 use crate::vectypes::ElementKind;
 use std::collections::{BTreeMap, HashMap};
 
+/// Stack that must remain before one more level of the evaluator runs on
+/// the current stack segment.
+const RED_ZONE: usize = 256 * 1024;
+/// Size of each new stack segment.
+const SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Runs one recursive step of the evaluator, on a fresh heap-allocated
+/// stack segment when little stack is left. Calls (up to
+/// [`Limits::max_depth`]) times expression and statement nesting (up to
+/// 200 levels each) would otherwise overflow a 2 MiB thread in debug builds.
+fn guarded<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
+}
+
 /// Limits that turn runaway models into diagnostics.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -203,6 +217,14 @@ impl<'a> Evaluator<'a> {
             },
         );
         match result {
+            Ok(t) if !t.is_finite() => {
+                // Blamed on the application's name: no one expression is at fault.
+                let app = self.prog.app;
+                let object = &self.prog.objects[app];
+                let span = object.ast.as_ref().map_or(Span::new(1, 1), |a| a.name.span);
+                let message = format!("the time of `{}` is not a finite number ({t})", object.name);
+                Err(self.error(app, span, message))
+            }
             Ok(t) => {
                 out.time = Some(t);
                 Ok(out)
@@ -762,6 +784,15 @@ impl<'a> Evaluator<'a> {
 
     /// Section 4.3: the time of a control-flow statement list.
     fn cflow_time(&mut self, obj: ObjId, stmts: &[CflowStmt], frame: &mut Frame) -> R<f64> {
+        guarded(|| self.cflow_time_unguarded(obj, stmts, frame))
+    }
+
+    fn cflow_time_unguarded(
+        &mut self,
+        obj: ObjId,
+        stmts: &[CflowStmt],
+        frame: &mut Frame,
+    ) -> R<f64> {
         let mut total = 0.0;
         for s in stmts {
             total += match s {
@@ -876,6 +907,10 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec(&mut self, obj: ObjId, s: &ExecStmt, frame: &mut Frame) -> R<Flow> {
+        guarded(|| self.exec_unguarded(obj, s, frame))
+    }
+
+    fn exec_unguarded(&mut self, obj: ObjId, s: &ExecStmt, frame: &mut Frame) -> R<Flow> {
         match s {
             ExecStmt::Block(b) => self.exec_list(obj, b, frame),
             ExecStmt::Assign(a) => {
@@ -1271,6 +1306,10 @@ impl<'a> Evaluator<'a> {
     }
 
     fn eval(&mut self, obj: ObjId, e: &Expr, frame: &mut Frame) -> R<Value> {
+        guarded(|| self.eval_unguarded(obj, e, frame))
+    }
+
+    fn eval_unguarded(&mut self, obj: ObjId, e: &Expr, frame: &mut Frame) -> R<Value> {
         let prog = self.prog;
         match e {
             Expr::Number(n, _) => Ok(Value::Num(*n)),
@@ -1345,10 +1384,13 @@ impl<'a> Evaluator<'a> {
                     .error(obj, *span, format!("cannot negate {}", other.type_name()))
                     .into()),
             },
-            Expr::Binary(op, a, b, span) => {
-                let va = self.eval(obj, a, frame)?;
-                let vb = self.eval(obj, b, frame)?;
-                self.binary(obj, *op, va, vb, *span)
+            Expr::Chain(first, links) => {
+                let mut acc = self.eval(obj, first, frame)?;
+                for link in links {
+                    let rhs = self.eval(obj, &link.rhs, frame)?;
+                    acc = self.binary(obj, link.op, acc, rhs, link.span)?;
+                }
+                Ok(acc)
             }
         }
     }
@@ -1684,26 +1726,50 @@ impl<'a> Evaluator<'a> {
                 let (c, t) = self.linear(obj, ty, x, frame)?;
                 Ok((-c, t.into_iter().map(|v| -v).collect()))
             }
-            Expr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), a, b, span) => {
-                let (ca, ta) = self.linear(obj, ty, a, frame)?;
-                let (cb, tb) = self.linear(obj, ty, b, frame)?;
-                let a_const = ta.iter().all(|v| *v == 0.0);
-                let b_const = tb.iter().all(|v| *v == 0.0);
-                let sign = if *op == BinOp::Sub { -1.0 } else { 1.0 };
-                match op {
-                    BinOp::Add | BinOp::Sub => Ok((ca + sign * cb, ta.iter().zip(&tb).map(|(x, y)| x + sign * y).collect())),
-                    BinOp::Mul if a_const => Ok((ca * cb, tb.iter().map(|y| ca * y).collect())),
-                    BinOp::Mul if b_const => Ok((ca * cb, ta.iter().map(|x| x * cb).collect())),
-                    BinOp::Div if b_const => {
-                        if cb == 0.0 {
-                            return Err(self.error(obj, *span, "division by zero".into()).into());
-                        }
-                        Ok((ca / cb, ta.iter().map(|x| x / cb).collect()))
-                    }
-                    _ => Err(self.error(obj, *span, format!("`{ty}` entries must be linear in the element names (a count times an element)")).into()),
+            Expr::Chain(first, links) if links.iter().all(|l| l.op.is_arithmetic()) => {
+                let mut acc = self.linear(obj, ty, first, frame)?;
+                for link in links {
+                    let rhs = self.linear(obj, ty, &link.rhs, frame)?;
+                    acc = self.combine_linear(obj, ty, link, acc, rhs)?;
                 }
+                Ok(acc)
             }
             other => Ok((self.num(obj, other, frame)?, vec![0.0; n])),
+        }
+    }
+
+    /// `a op b` for two linear forms `constant + sum(coef_i * element_i)`;
+    /// a product or quotient must keep the result linear.
+    fn combine_linear(
+        &self,
+        obj: ObjId,
+        ty: &str,
+        link: &ChainLink,
+        (ca, ta): (f64, Vec<f64>),
+        (cb, tb): (f64, Vec<f64>),
+    ) -> R<(f64, Vec<f64>)> {
+        let a_const = ta.iter().all(|v| *v == 0.0);
+        let b_const = tb.iter().all(|v| *v == 0.0);
+        let sign = if link.op == BinOp::Sub { -1.0 } else { 1.0 };
+        match link.op {
+            BinOp::Add | BinOp::Sub => {
+                let terms = ta.iter().zip(&tb).map(|(x, y)| x + sign * y).collect();
+                Ok((ca + sign * cb, terms))
+            }
+            BinOp::Mul if a_const => Ok((ca * cb, tb.iter().map(|y| ca * y).collect())),
+            BinOp::Mul if b_const => Ok((ca * cb, ta.iter().map(|x| x * cb).collect())),
+            BinOp::Div if b_const => {
+                if cb == 0.0 {
+                    return Err(self.error(obj, link.span, "division by zero".into()).into());
+                }
+                Ok((ca / cb, ta.iter().map(|x| x / cb).collect()))
+            }
+            _ => {
+                let message = format!(
+                    "`{ty}` entries must be linear in the element names (a count times an element)"
+                );
+                Err(self.error(obj, link.span, message).into())
+            }
         }
     }
 
@@ -1803,6 +1869,9 @@ impl<'a> Evaluator<'a> {
                 let Some(scale) = t.scale else {
                     return Err(self.error(obj, span, format!("hardware model `{}`: costs.{ty} needs `scale` (price of one unit)", hw.name)).into());
                 };
+                if let Some(v) = values.iter().find(|v| **v < 0.0) {
+                    return Err(self.negative_usage(obj, span, ty, *v).into());
+                }
                 let t = to_seconds(t.unit, values.iter().sum::<f64>() * scale);
                 Breakdown::add(bd, ty, t * weight);
                 t
@@ -1816,6 +1885,9 @@ impl<'a> Evaluator<'a> {
                         continue;
                     }
                     let el = &vt.elements[i];
+                    if *c < 0.0 {
+                        return Err(self.negative_usage(obj, span, &format!("{ty}.{el}"), *c).into());
+                    }
                     let Some(price) = table.elements.get(el) else {
                         return Err(self.error(obj, span, format!("hardware model `{}` has no cost for `{ty}` element `{el}`", hw.name)).into());
                     };
@@ -1841,7 +1913,28 @@ impl<'a> Evaluator<'a> {
                 sum
             }
         };
+        if !total.is_finite() {
+            return Err(self
+                .error(
+                    obj,
+                    span,
+                    format!("the time of this resource usage is not a finite number ({total})"),
+                )
+                .into());
+        }
         Ok(total)
+    }
+
+    /// A resource usage below zero would subtract time (`<is hllc, -5*IASG>`).
+    fn negative_usage(&self, obj: ObjId, span: Span, what: &str, value: f64) -> EvalError {
+        self.error(
+            obj,
+            span,
+            format!(
+                "resource usage `{what}` is {}: a count of resources must not be negative",
+                format_number(value)
+            ),
+        )
     }
 }
 

@@ -23,9 +23,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
+#[error("{path}{}: {message}", .position.map_or_else(String::new, |(l, c)| format!(":{l}:{c}")))]
 pub struct HardwareError {
     pub path: String,
+    /// Line and column (1-based) of the field at fault, where known.
+    pub position: Option<(usize, usize)>,
     pub message: String,
 }
 
@@ -72,28 +74,32 @@ pub enum CostUnit {
     Cycles,
 }
 
+/// A device. Flat rather than an enum tagged by `kind` (or flattened):
+/// serde buffers such fields, and its errors then point at the table
+/// header instead of the field. The network fields belong to `inpcom`.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-enum DeviceFile {
-    Cpu {
-        #[serde(default)]
-        source: Option<String>,
-    },
-    Inpcom {
-        topology: Topology,
-        /// Software start-up cost of one message, seconds.
-        startup_s: f64,
-        /// Cost of passing one router/link, seconds.
-        per_hop_s: f64,
-        /// Bytes per second on one link.
-        bandwidth_bytes_per_s: f64,
-        switching: Switching,
-        /// Columns of a 2-D mesh; default: the smallest w with w*w >= Nproc.
-        #[serde(default)]
-        mesh_width: Option<u32>,
-        #[serde(default)]
-        source: Option<String>,
-    },
+#[serde(deny_unknown_fields)]
+struct DeviceFile {
+    kind: DeviceKindName,
+    #[serde(default)]
+    source: Option<String>,
+    topology: Option<Topology>,
+    /// Software start-up cost of one message, seconds.
+    startup_s: Option<f64>,
+    /// Cost of passing one router/link, seconds.
+    per_hop_s: Option<f64>,
+    /// Bytes per second on one link.
+    bandwidth_bytes_per_s: Option<f64>,
+    switching: Option<Switching>,
+    /// Columns of a 2-D mesh; default: the smallest w with w*w >= Nproc.
+    mesh_width: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum DeviceKindName {
+    Cpu,
+    Inpcom,
 }
 
 #[derive(Debug, Deserialize)]
@@ -215,136 +221,30 @@ impl HardwareModel {
     pub fn load(path: &Path) -> Result<Self, HardwareError> {
         let text = std::fs::read_to_string(path).map_err(|e| HardwareError {
             path: path.display().to_string(),
+            position: None,
             message: format!("cannot read: {e}"),
         })?;
         Self::from_toml(&path.display().to_string(), &text)
     }
 
+    /// Reads a hardware model. Every figure must be a finite number, none
+    /// negative; errors name the field and, where it can be found, its
+    /// line and column.
     pub fn from_toml(path: &str, text: &str) -> Result<Self, HardwareError> {
-        let err = |message: String| HardwareError {
-            path: path.to_string(),
-            message,
-        };
-        let file: HardwareFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
-        for required in ["Nproc", "clock"] {
-            if !file.parameters.contains_key(required) {
-                return Err(err(format!("[parameters] must define `{required}`")));
-            }
-        }
-        if file.parameters["clock"] <= 0.0 {
-            return Err(err("parameters.clock must be positive (Hz)".into()));
-        }
+        let src = Source::new(path, text);
+        let file: HardwareFile = toml::from_str(text).map_err(|e| src.error(&[], e.to_string()))?;
+        check_parameters(&src, &file.parameters)?;
         let mut costs = HashMap::new();
         for (ty, t) in file.costs {
-            let _ = &t.source;
-            for (el, v) in &t.elements {
-                if !v.is_finite() || *v < 0.0 {
-                    return Err(err(format!(
-                        "costs.{ty}.elements.{el} must be a non-negative number"
-                    )));
-                }
-            }
-            costs.insert(
-                ty,
-                CostTable {
-                    unit: t.unit,
-                    scale: t.scale,
-                    elements: t.elements.into_iter().collect(),
-                },
-            );
+            costs.insert(ty.clone(), cost_table(&src, &ty, t)?);
         }
         let mut devices = Vec::new();
         for (name, d) in file.devices {
-            let (kind, source) = match d {
-                DeviceFile::Cpu { source } => (DeviceKind::Cpu, source),
-                DeviceFile::Inpcom {
-                    topology,
-                    startup_s,
-                    per_hop_s,
-                    bandwidth_bytes_per_s,
-                    switching,
-                    mesh_width,
-                    source,
-                } => {
-                    if bandwidth_bytes_per_s <= 0.0 {
-                        return Err(err(format!(
-                            "devices.{name}.bandwidth_bytes_per_s must be positive"
-                        )));
-                    }
-                    if startup_s < 0.0 || per_hop_s < 0.0 {
-                        return Err(err(format!(
-                            "devices.{name}: startup_s and per_hop_s must not be negative"
-                        )));
-                    }
-                    if mesh_width == Some(0) {
-                        return Err(err(format!("devices.{name}.mesh_width must be at least 1")));
-                    }
-                    let net = Network {
-                        topology,
-                        startup_s,
-                        per_hop_s,
-                        bandwidth_bytes_per_s,
-                        switching,
-                        mesh_width: mesh_width.map(|w| w as usize),
-                    };
-                    (DeviceKind::Inpcom(net), source)
-                }
-            };
-            devices.push(Device { name, kind, source });
+            devices.push(device(&src, name, d)?);
         }
         let mut kernels = HashMap::new();
         for (name, k) in file.kernels {
-            let _ = &k.source;
-            let cost = match (k.cycles, k.seconds, k.law) {
-                (Some(c), None, None) => KernelCost::Cycles(c),
-                (None, Some(s), None) => KernelCost::Seconds(s),
-                (None, None, Some(l)) => {
-                    if l.parameter.is_empty() {
-                        return Err(err(format!(
-                            "kernels.{name}.law.parameter must name a variable"
-                        )));
-                    }
-                    let finite = l.constant.is_finite()
-                        && l.terms.iter().all(|t| {
-                            t.coefficient.is_finite()
-                                && t.exponent.is_finite()
-                                && t.log_exponent.is_finite()
-                        });
-                    if !finite {
-                        return Err(err(format!(
-                            "kernels.{name}.law: every number must be finite"
-                        )));
-                    }
-                    KernelCost::Law {
-                        unit: l.unit,
-                        parameter: l.parameter,
-                        law: crate::fit::Law {
-                            constant: l.constant,
-                            terms: l
-                                .terms
-                                .iter()
-                                .map(|t| crate::fit::Term {
-                                    coefficient: t.coefficient,
-                                    exponent: t.exponent,
-                                    log_exponent: t.log_exponent,
-                                })
-                                .collect(),
-                        },
-                    }
-                }
-                _ => {
-                    return Err(err(format!(
-                        "kernels.{name} needs exactly one of `cycles`, `seconds` or `law`"
-                    )))
-                }
-            };
-            if let KernelCost::Cycles(v) | KernelCost::Seconds(v) = cost {
-                if !v.is_finite() || v < 0.0 {
-                    return Err(err(format!(
-                        "kernels.{name}: the cost must be a non-negative number"
-                    )));
-                }
-            }
+            let cost = kernel_cost(&src, &name, k)?;
             kernels.insert(name, cost);
         }
         Ok(HardwareModel {
@@ -361,6 +261,240 @@ impl HardwareModel {
     pub fn device(&self, name: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.name == name)
     }
+}
+
+/// The text of a hardware file, to locate the fields errors are about.
+struct Source<'t> {
+    path: &'t str,
+    text: &'t str,
+    /// The same text with positions, parsed only if it parses.
+    doc: Option<toml_edit::Document<&'t str>>,
+}
+
+impl<'t> Source<'t> {
+    fn new(path: &'t str, text: &'t str) -> Self {
+        Source {
+            path,
+            text,
+            doc: toml_edit::Document::parse(text).ok(),
+        }
+    }
+
+    /// An error about `field` (`["devices", "net", "startup_s"]`), at the
+    /// field's value when it is written in the file.
+    fn error(&self, field: &[&str], message: String) -> HardwareError {
+        HardwareError {
+            path: self.path.to_string(),
+            position: self.position(field),
+            message,
+        }
+    }
+
+    fn position(&self, field: &[&str]) -> Option<(usize, usize)> {
+        let (first, rest) = field.split_first()?;
+        let mut item = self.doc.as_ref()?.get(first)?;
+        for key in rest {
+            item = item.get(key)?;
+        }
+        let offset = item.span()?.start;
+        let before = self.text.get(..offset)?;
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        Some((line, column))
+    }
+
+    /// `value` must be finite and not negative.
+    fn non_negative(&self, field: &[&str], value: f64) -> Result<f64, HardwareError> {
+        if value.is_finite() && value >= 0.0 {
+            return Ok(value);
+        }
+        Err(self.error(
+            field,
+            format!(
+                "{} must be a finite, non-negative number, found {value}",
+                field.join(".")
+            ),
+        ))
+    }
+
+    /// `value` must be finite and above zero.
+    fn positive(&self, field: &[&str], value: f64) -> Result<f64, HardwareError> {
+        if value.is_finite() && value > 0.0 {
+            return Ok(value);
+        }
+        Err(self.error(
+            field,
+            format!(
+                "{} must be a finite number > 0, found {value}",
+                field.join(".")
+            ),
+        ))
+    }
+}
+
+/// `Nproc` (an integer >= 1) and `clock` (Hz, > 0) are required; every
+/// parameter is a finite number >= 0.
+fn check_parameters(src: &Source, parameters: &BTreeMap<String, f64>) -> Result<(), HardwareError> {
+    for required in ["Nproc", "clock"] {
+        if !parameters.contains_key(required) {
+            return Err(src.error(
+                &["parameters"],
+                format!("[parameters] must define `{required}`"),
+            ));
+        }
+    }
+    src.positive(&["parameters", "clock"], parameters["clock"])?;
+    for (name, value) in parameters {
+        src.non_negative(&["parameters", name], *value)?;
+    }
+    let nproc = parameters["Nproc"];
+    if nproc < 1.0 || nproc.fract() != 0.0 {
+        return Err(src.error(
+            &["parameters", "Nproc"],
+            format!("parameters.Nproc must be an integer >= 1, found {nproc}"),
+        ));
+    }
+    Ok(())
+}
+
+fn cost_table(src: &Source, ty: &str, t: CostTableFile) -> Result<CostTable, HardwareError> {
+    let _ = &t.source; // documentation for the file's readers only
+    if let Some(scale) = t.scale {
+        src.non_negative(&["costs", ty, "scale"], scale)?;
+    }
+    for (el, v) in &t.elements {
+        src.non_negative(&["costs", ty, "elements", el], *v)?;
+    }
+    Ok(CostTable {
+        unit: t.unit,
+        scale: t.scale,
+        elements: t.elements.into_iter().collect(),
+    })
+}
+
+fn device(src: &Source, name: String, d: DeviceFile) -> Result<Device, HardwareError> {
+    let kind = match d.kind {
+        DeviceKindName::Cpu => {
+            if let Some(field) = d.network_field() {
+                return Err(src.error(
+                    &["devices", &name, field],
+                    format!("devices.{name}.{field}: only an `inpcom` device has this field"),
+                ));
+            }
+            DeviceKind::Cpu
+        }
+        DeviceKindName::Inpcom => DeviceKind::Inpcom(network(src, &name, &d)?),
+    };
+    Ok(Device {
+        name,
+        kind,
+        source: d.source,
+    })
+}
+
+impl DeviceFile {
+    /// The first network field present (a `cpu` has none).
+    fn network_field(&self) -> Option<&'static str> {
+        [
+            ("topology", self.topology.is_some()),
+            ("startup_s", self.startup_s.is_some()),
+            ("per_hop_s", self.per_hop_s.is_some()),
+            (
+                "bandwidth_bytes_per_s",
+                self.bandwidth_bytes_per_s.is_some(),
+            ),
+            ("switching", self.switching.is_some()),
+            ("mesh_width", self.mesh_width.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(field, present)| present.then_some(field))
+    }
+}
+
+fn network(src: &Source, name: &str, d: &DeviceFile) -> Result<Network, HardwareError> {
+    let missing = |field: &str| {
+        src.error(
+            &["devices", name],
+            format!("devices.{name}: an `inpcom` device needs `{field}`"),
+        )
+    };
+    let figure = |field: &str, value: Option<f64>| -> Result<f64, HardwareError> {
+        src.non_negative(
+            &["devices", name, field],
+            value.ok_or_else(|| missing(field))?,
+        )
+    };
+    let bandwidth = d
+        .bandwidth_bytes_per_s
+        .ok_or_else(|| missing("bandwidth_bytes_per_s"))?;
+    if d.mesh_width == Some(0) {
+        return Err(src.error(
+            &["devices", name, "mesh_width"],
+            format!("devices.{name}.mesh_width must be at least 1"),
+        ));
+    }
+    Ok(Network {
+        topology: d.topology.ok_or_else(|| missing("topology"))?,
+        startup_s: figure("startup_s", d.startup_s)?,
+        per_hop_s: figure("per_hop_s", d.per_hop_s)?,
+        bandwidth_bytes_per_s: src
+            .positive(&["devices", name, "bandwidth_bytes_per_s"], bandwidth)?,
+        switching: d.switching.ok_or_else(|| missing("switching"))?,
+        mesh_width: d.mesh_width.map(|w| w as usize),
+    })
+}
+
+fn kernel_cost(src: &Source, name: &str, k: KernelFile) -> Result<KernelCost, HardwareError> {
+    let _ = &k.source;
+    match (k.cycles, k.seconds, k.law) {
+        (Some(c), None, None) => Ok(KernelCost::Cycles(
+            src.non_negative(&["kernels", name, "cycles"], c)?,
+        )),
+        (None, Some(s), None) => Ok(KernelCost::Seconds(
+            src.non_negative(&["kernels", name, "seconds"], s)?,
+        )),
+        (None, None, Some(l)) => kernel_law(src, name, l),
+        _ => Err(src.error(
+            &["kernels", name],
+            format!("kernels.{name} needs exactly one of `cycles`, `seconds` or `law`"),
+        )),
+    }
+}
+
+fn kernel_law(src: &Source, name: &str, l: LawFile) -> Result<KernelCost, HardwareError> {
+    if l.parameter.is_empty() {
+        return Err(src.error(
+            &["kernels", name, "law", "parameter"],
+            format!("kernels.{name}.law.parameter must name a variable"),
+        ));
+    }
+    let finite = l.constant.is_finite()
+        && l.terms.iter().all(|t| {
+            t.coefficient.is_finite() && t.exponent.is_finite() && t.log_exponent.is_finite()
+        });
+    if !finite {
+        return Err(src.error(
+            &["kernels", name, "law"],
+            format!("kernels.{name}.law: every number must be finite"),
+        ));
+    }
+    let terms = l
+        .terms
+        .iter()
+        .map(|t| crate::fit::Term {
+            coefficient: t.coefficient,
+            exponent: t.exponent,
+            log_exponent: t.log_exponent,
+        })
+        .collect();
+    Ok(KernelCost::Law {
+        unit: l.unit,
+        parameter: l.parameter,
+        law: crate::fit::Law {
+            constant: l.constant,
+            terms,
+        },
+    })
 }
 
 /// One inpcom message: `confdev size, source, destination`.

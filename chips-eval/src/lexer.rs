@@ -8,7 +8,7 @@
 //!   are diagnostics rather than silently returned characters;
 //! * a number may carry an exponent without a fraction (`1e6`).
 
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{quote, Diagnostic, Span};
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +160,7 @@ impl Punct {
 impl fmt::Display for Tok {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Tok::Ident(s) => write!(f, "identifier `{s}`"),
+            Tok::Ident(s) => write!(f, "identifier `{}`", quote(s)),
             Tok::Number(n) => write!(f, "number `{n}`"),
             Tok::Str(_) => write!(f, "string"),
             Tok::Kw(k) => write!(f, "`{}`", k.text()),
@@ -174,12 +174,20 @@ impl fmt::Display for Tok {
 pub struct Token {
     pub tok: Tok,
     pub span: Span,
+    /// Byte offset of the token's first character in the source.
+    pub offset: usize,
 }
 
 /// Splits `src` into tokens. Always ends with one `Tok::Eof`; problems are
 /// returned as diagnostics next to the tokens that could be read.
 pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
     let chars: Vec<char> = src.chars().collect();
+    // Byte offset of each character (and of the end), for `Token::offset`.
+    let byte_at: Vec<usize> = src
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(src.len()))
+        .collect();
     let mut tokens = Vec::new();
     let mut diags = Vec::new();
     let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
@@ -196,6 +204,7 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
     while i < chars.len() {
         let c = chars[i];
         let span = Span::new(line, col);
+        let offset = byte_at[i];
         if c.is_whitespace() {
             advance(&mut i, &mut line, &mut col);
             continue;
@@ -246,6 +255,7 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
             tokens.push(Token {
                 tok: Tok::Str(text),
                 span,
+                offset,
             });
             continue;
         }
@@ -259,7 +269,7 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
                 Some((_, k)) => Tok::Kw(*k),
                 None => Tok::Ident(word),
             };
-            tokens.push(Token { tok, span });
+            tokens.push(Token { tok, span, offset });
             continue;
         }
         if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
@@ -293,14 +303,32 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
             }
             let text: String = chars[start..i].iter().collect();
             match text.parse::<f64>() {
-                Ok(n) => tokens.push(Token {
+                Ok(n) if n.is_finite() => tokens.push(Token {
                     tok: Tok::Number(n),
                     span,
+                    offset,
                 }),
+                // Refused like `1.7e308 * 10` in the evaluator. The token is
+                // kept so that the parser does not report a missing operand.
+                Ok(n) => {
+                    diags.push(Diagnostic::new(
+                        file,
+                        span,
+                        format!(
+                            "number `{}` is too large (it overflows to infinity)",
+                            quote(&text)
+                        ),
+                    ));
+                    tokens.push(Token {
+                        tok: Tok::Number(n),
+                        span,
+                        offset,
+                    });
+                }
                 Err(_) => diags.push(Diagnostic::new(
                     file,
                     span,
-                    format!("malformed number `{text}`"),
+                    format!("malformed number `{}`", quote(&text)),
                 )),
             }
             continue;
@@ -337,6 +365,7 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
             Some(p) => tokens.push(Token {
                 tok: Tok::Punct(p),
                 span,
+                offset,
             }),
             None => diags.push(Diagnostic::new(
                 file,
@@ -348,6 +377,7 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
     tokens.push(Token {
         tok: Tok::Eof,
         span: Span::new(line, col),
+        offset: src.len(),
     });
     (tokens, diags)
 }

@@ -43,6 +43,14 @@
 //!   reports, never panics, on anything data-dependent).
 //! * Evaluation is deterministic and bounded: a step budget and a call
 //!   depth limit ([`eval::Limits`]) turn endless models into errors.
+//!   Operator chains are flat ([`ast::Expr::Chain`]), so their length
+//!   costs no stack; nesting is capped by the parser and the evaluator
+//!   grows its stack on the heap, so no model overflows the stack. A run
+//!   has at most [`RunOptions::max_points`] points, checked before any is
+//!   evaluated, and streams them ([`runtime::run_each`]).
+//! * Numbers stay finite: hardware figures are finite and non-negative at
+//!   load, a literal or result that overflows is an error, and so is a
+//!   negative resource usage.
 //! * Every point of a sweep starts from the same state: all objects are
 //!   reset to their declared defaults before the settings are applied.
 //! * The library returns typed errors ([`error::Error`]); only the binary

@@ -390,33 +390,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The source text of tokens `start..end`, for display.
+    /// The source text of tokens `start..end`, for display. Uses the
+    /// tokens' byte offsets: finding them from line and column meant a scan
+    /// from the start of the file per variable (quadratic in file size).
     fn text_between(&self, start: usize, end: usize) -> String {
         if end <= start {
             return String::new();
         }
-        let (a, b) = (self.tokens[start].span, self.tokens[end].span);
-        let off = |s: Span| -> usize {
-            let mut line = 1u32;
-            let mut idx = 0usize;
-            for (i, c) in self.src.char_indices() {
-                if line == s.line {
-                    idx = i;
-                    break;
-                }
-                if c == '\n' {
-                    line += 1;
-                    idx = i + 1;
-                }
-            }
-            self.src[idx..]
-                .char_indices()
-                .nth(s.col as usize - 1)
-                .map(|(i, _)| idx + i)
-                .unwrap_or(self.src.len())
-        };
-        let (x, y) = (off(a), off(b).max(off(a)));
-        // Comments between tokens are dropped by keeping the first line only.
+        let x = self.tokens[start].offset;
+        let y = self.tokens[end].offset.max(x);
         let text = self.src[x..y].trim();
         let text = text.split("(*").next().unwrap_or("").trim();
         text.trim_end_matches([',', ';']).trim().to_string()
@@ -935,61 +917,58 @@ impl<'a> Parser<'a> {
     }
 
     fn equality(&mut self) -> PResult<Expr> {
-        let mut lhs = self.relational()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Punct(P::EqEq) => BinOp::Eq,
-                Tok::Punct(P::Ne) => BinOp::Ne,
-                _ => return Ok(lhs),
-            };
-            let span = self.bump().span;
-            let rhs = self.relational()?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), span);
-        }
+        self.chain(Self::relational, |t| match t {
+            Tok::Punct(P::EqEq) => Some(BinOp::Eq),
+            Tok::Punct(P::Ne) => Some(BinOp::Ne),
+            _ => None,
+        })
     }
 
     fn relational(&mut self) -> PResult<Expr> {
-        let mut lhs = self.additive()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Punct(P::Lt) => BinOp::Lt,
-                Tok::Punct(P::Gt) => BinOp::Gt,
-                Tok::Punct(P::Le) => BinOp::Le,
-                Tok::Punct(P::Ge) => BinOp::Ge,
-                _ => return Ok(lhs),
-            };
-            let span = self.bump().span;
-            let rhs = self.additive()?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), span);
-        }
+        self.chain(Self::additive, |t| match t {
+            Tok::Punct(P::Lt) => Some(BinOp::Lt),
+            Tok::Punct(P::Gt) => Some(BinOp::Gt),
+            Tok::Punct(P::Le) => Some(BinOp::Le),
+            Tok::Punct(P::Ge) => Some(BinOp::Ge),
+            _ => None,
+        })
     }
 
     fn additive(&mut self) -> PResult<Expr> {
-        let mut lhs = self.multiplicative()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Punct(P::Plus) => BinOp::Add,
-                Tok::Punct(P::Minus) => BinOp::Sub,
-                _ => return Ok(lhs),
-            };
-            let span = self.bump().span;
-            let rhs = self.multiplicative()?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), span);
-        }
+        self.chain(Self::multiplicative, |t| match t {
+            Tok::Punct(P::Plus) => Some(BinOp::Add),
+            Tok::Punct(P::Minus) => Some(BinOp::Sub),
+            _ => None,
+        })
     }
 
     fn multiplicative(&mut self) -> PResult<Expr> {
-        let mut lhs = self.unary()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Punct(P::Star) => BinOp::Mul,
-                Tok::Punct(P::Slash) => BinOp::Div,
-                _ => return Ok(lhs),
-            };
+        self.chain(Self::unary, |t| match t {
+            Tok::Punct(P::Star) => Some(BinOp::Mul),
+            Tok::Punct(P::Slash) => Some(BinOp::Div),
+            _ => None,
+        })
+    }
+
+    /// One precedence level: `operand (op operand)*`, left-associative, read
+    /// in a loop into one flat [`Expr::Chain`] (no recursion per operator).
+    fn chain(
+        &mut self,
+        operand: fn(&mut Self) -> PResult<Expr>,
+        operator: fn(&Tok) -> Option<BinOp>,
+    ) -> PResult<Expr> {
+        let first = operand(self)?;
+        let mut links = Vec::new();
+        while let Some(op) = operator(self.peek()) {
             let span = self.bump().span;
-            let rhs = self.unary()?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), span);
+            let rhs = operand(self)?;
+            links.push(ChainLink { op, rhs, span });
         }
+        Ok(if links.is_empty() {
+            first
+        } else {
+            Expr::Chain(Box::new(first), links)
+        })
     }
 
     fn unary(&mut self) -> PResult<Expr> {
@@ -1071,19 +1050,30 @@ mod tests {
     #[test]
     fn multiplication_binds_tighter_than_addition_and_comparison() {
         let b = body_of("return 1 + 2 * 3 < 4 == 1;");
-        let ExecStmt::Return(Some(Expr::Binary(BinOp::Eq, lhs, _, _)), _) = &b[0] else {
+        let ExecStmt::Return(Some(Expr::Chain(lhs, eq)), _) = &b[0] else {
             panic!("{b:?}")
         };
-        let Expr::Binary(BinOp::Lt, sum, _, _) = lhs.as_ref() else {
+        assert_eq!(eq[0].op, BinOp::Eq);
+        let Expr::Chain(sum, lt) = lhs.as_ref() else {
             panic!("{lhs:?}")
         };
-        let Expr::Binary(BinOp::Add, _, product, _) = sum.as_ref() else {
+        assert_eq!(lt[0].op, BinOp::Lt);
+        let Expr::Chain(_, add) = sum.as_ref() else {
             panic!("{sum:?}")
         };
-        assert!(matches!(
-            product.as_ref(),
-            Expr::Binary(BinOp::Mul, _, _, _)
-        ));
+        assert_eq!(add[0].op, BinOp::Add);
+        assert!(matches!(&add[0].rhs, Expr::Chain(_, mul) if mul[0].op == BinOp::Mul));
+    }
+
+    #[test]
+    fn an_operator_chain_is_one_flat_node() {
+        let b = body_of("return 1 - 2 + 3 - 4;");
+        let ExecStmt::Return(Some(Expr::Chain(first, links)), _) = &b[0] else {
+            panic!("{b:?}")
+        };
+        assert!(matches!(first.as_ref(), Expr::Number(n, _) if *n == 1.0));
+        let ops: Vec<BinOp> = links.iter().map(|l| l.op).collect();
+        assert_eq!(ops, [BinOp::Sub, BinOp::Add, BinOp::Sub]);
     }
 
     #[test]

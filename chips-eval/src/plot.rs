@@ -11,6 +11,7 @@
 use crate::error::Error;
 use crate::runtime::RunResults;
 use crate::value::{format_number, Value};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 const W: f64 = 720.0;
@@ -36,8 +37,10 @@ pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
             "--plot needs at least one swept variable (--set VAR=A..B or VAR=v1,v2)".into(),
         ));
     };
-    // Series keyed by the second variable's value.
+    // Series keyed by the second variable's value, in order of appearance;
+    // the index keeps a sweep of a million points linear.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for p in &results.points {
         let Value::Num(x) = p.point[0].1 else {
             return Err(Error::Usage(format!(
@@ -50,9 +53,12 @@ pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
             .get(1)
             .map(|(k, v)| format!("{k} = {v}"))
             .unwrap_or_else(|| "time".into());
-        match series.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, pts)) => pts.push((x, t)),
-            None => series.push((key, vec![(x, t)])),
+        match index.get(&key) {
+            Some(&i) => series[i].1.push((x, t)),
+            None => {
+                index.insert(key.clone(), series.len());
+                series.push((key, vec![(x, t)]));
+            }
         }
     }
     let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();

@@ -137,6 +137,37 @@ pub struct LoadOptions {
     pub vector_files: Vec<PathBuf>,
 }
 
+/// Reads a source file (model or vector definitions).
+fn read_source(path: &Path) -> Result<String, Error> {
+    let bytes = std::fs::read(path).map_err(|error| Error::Io {
+        path: path.display().to_string(),
+        error,
+    })?;
+    decode_source(&path.display().to_string(), bytes)
+        .map_err(|d| Error::Diagnostics(Diagnostics(vec![d])))
+}
+
+/// A source file's text. Invalid UTF-8 is one diagnostic at the line and
+/// column of the first invalid byte, with its byte offset.
+fn decode_source(path: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let before = String::from_utf8_lossy(&bytes[..valid]);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Diagnostic::new(
+            path,
+            Span::new(to_u32(line), to_u32(column)),
+            format!(
+                "invalid UTF-8: byte 0x{:02X} at byte offset {valid} (sources must be UTF-8 text)",
+                bytes[valid]
+            ),
+        )
+    })
+}
+
 impl Program {
     /// Loads the application in `entry` and everything it includes,
     /// then checks the program. `hardware` (when given) lets the checker
@@ -148,18 +179,12 @@ impl Program {
     ) -> Result<Program, Error> {
         let mut vectors = VectorTypes::builtin();
         for f in &opts.vector_files {
-            let text = std::fs::read_to_string(f).map_err(|source| Error::Io {
-                path: f.display().to_string(),
-                source,
-            })?;
+            let text = read_source(f)?;
             vectors
                 .add_definitions(&f.display().to_string(), &text)
                 .map_err(|d| Error::Diagnostics(Diagnostics(d)))?;
         }
-        let text = std::fs::read_to_string(entry).map_err(|source| Error::Io {
-            path: entry.display().to_string(),
-            source,
-        })?;
+        let text = read_source(entry)?;
         let mut sources = vec![(
             entry.display().to_string(),
             text,
@@ -387,8 +412,15 @@ impl Loader {
         {
             let candidate = d.join(&file_name);
             tried.push(d.display().to_string());
-            if let Ok(text) = std::fs::read_to_string(&candidate) {
+            if let Ok(bytes) = std::fs::read(&candidate) {
                 let path = candidate.display().to_string();
+                let text = match decode_source(&path, bytes) {
+                    Ok(text) => text,
+                    Err(d) => {
+                        self.diags.push(d);
+                        return None;
+                    }
+                };
                 let id = self.load_source(&path, &text, candidate.parent())?;
                 if self.objects[id].name != inc.name {
                     self.diags.push(Diagnostic::new(
@@ -1046,9 +1078,11 @@ impl<'a> Checker<'a> {
                 }
             }
             Expr::Neg(x, _) => self.check_expr_with(scope, x, symbols),
-            Expr::Binary(_, a, b, _) => {
-                self.check_expr_with(scope, a, symbols);
-                self.check_expr_with(scope, b, symbols);
+            Expr::Chain(first, links) => {
+                self.check_expr_with(scope, first, symbols);
+                for link in links {
+                    self.check_expr_with(scope, &link.rhs, symbols);
+                }
             }
         }
     }

@@ -2,6 +2,8 @@
 //! settings (LaVarSet, LaVarClear, LaVarDef), evaluation of every
 //! combination (LaRun) and the results table behind the outputs.
 
+use crate::ast::VarType;
+use crate::diagnostic::quote;
 use crate::error::Error;
 use crate::eval::{Breakdown, Evaluator, Limits};
 use crate::hardware::HardwareModel;
@@ -23,7 +25,7 @@ const MAX_RANGE_VALUES: usize = 100_000;
 
 impl Setting {
     pub fn parse(spec: &str) -> Result<Setting, Error> {
-        let usage = |m: String| Error::Usage(format!("--set {spec}: {m}"));
+        let usage = |m: String| Error::Usage(format!("--set {}: {m}", quote(spec)));
         let (name, rhs) = spec
             .split_once('=')
             .ok_or_else(|| usage("expected VAR=VALUE, VAR=A..B[:STEP] or VAR=v1,v2,...".into()))?;
@@ -36,7 +38,7 @@ impl Setting {
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| usage(format!("`{s}` is not a number")))
+                .ok_or_else(|| usage(format!("`{}` is not a finite number", quote(s.trim()))))
         };
         let values = if let Some((a, rest)) = rhs.split_once("..") {
             let (b, step) = match rest.split_once(':') {
@@ -85,14 +87,8 @@ impl Setting {
             out
         } else {
             rhs.split(',')
-                .map(|v| {
-                    let v = v.trim();
-                    match v.parse::<f64>() {
-                        Ok(x) if x.is_finite() => Value::Num(x),
-                        _ => Value::Str(v.trim_matches('"').to_string()),
-                    }
-                })
-                .collect()
+                .map(|v| list_value(v.trim()).map_err(usage))
+                .collect::<Result<Vec<_>, _>>()?
         };
         if values.is_empty() {
             return Err(usage("no values".into()));
@@ -101,6 +97,20 @@ impl Setting {
             name: name.to_string(),
             values,
         })
+    }
+}
+
+/// One value of `VAR=v1,v2,...`: a finite number, or a string (quotes
+/// optional). Something that reads as a number but is not finite (`1e400`,
+/// `nan`, `inf`) and an empty value are errors, not strings.
+fn list_value(v: &str) -> Result<Value, String> {
+    if v.is_empty() {
+        return Err("empty value (write VAR=VALUE or VAR=v1,v2,...)".into());
+    }
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(Value::Num(x)),
+        Ok(_) => Err(format!("`{}` is not a finite number", quote(v))),
+        Err(_) => Ok(Value::Str(v.trim_matches('"').to_string())),
     }
 }
 
@@ -123,61 +133,134 @@ pub struct RunResults {
     pub points: Vec<PointResult>,
 }
 
+/// Most points a run evaluates unless `--max-points` says otherwise.
+pub const DEFAULT_MAX_POINTS: u64 = 1_000_000;
+
 /// Options of a run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
     pub limits: Limits,
     pub trace: bool,
+    /// Most sweep points (the product of the `--set` sizes) a run accepts.
+    pub max_points: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            limits: Limits::default(),
+            trace: false,
+            max_points: DEFAULT_MAX_POINTS,
+        }
+    }
 }
 
 /// LaRun: evaluates the application for every combination of the set
-/// values; the first setting varies slowest.
+/// values; the first setting varies slowest. Keeps every point: outputs
+/// that can consume points one at a time should use [`run_each`].
 pub fn run(
     prog: &Program,
     hw: &HardwareModel,
     settings: &[Setting],
     opts: RunOptions,
 ) -> Result<RunResults, Error> {
-    for s in settings {
-        let known = prog.interface_vars().iter().any(|v| v.name == s.name);
-        if !known {
-            let names: Vec<&str> = prog
-                .interface_vars()
-                .iter()
-                .map(|v| v.name.as_str())
-                .collect();
-            return Err(Error::Usage(format!(
-                "--set {}: not an interface variable of the application (variables: {})",
-                s.name,
-                names.join(", ")
-            )));
-        }
-    }
-    let mut evaluator = Evaluator::new(prog, hw, opts.limits, opts.trace);
     let mut points = Vec::new();
-    let total: usize = settings.iter().map(|s| s.values.len()).product();
+    run_each(prog, hw, settings, opts, |p| {
+        points.push(p);
+        Ok(())
+    })?;
+    Ok(RunResults {
+        variables: settings.iter().map(|s| s.name.clone()).collect(),
+        points,
+    })
+}
+
+/// LaRun, streaming: hands each evaluated point to `each` as soon as it is
+/// computed, so memory does not grow with the number of points. The
+/// settings and the sweep's size are checked before anything is evaluated.
+pub fn run_each(
+    prog: &Program,
+    hw: &HardwareModel,
+    settings: &[Setting],
+    opts: RunOptions,
+    mut each: impl FnMut(PointResult) -> Result<(), Error>,
+) -> Result<(), Error> {
+    check_settings(prog, settings)?;
+    let total = sweep_size(settings, opts.max_points)?;
+    let mut evaluator = Evaluator::new(prog, hw, opts.limits, opts.trace);
     for n in 0..total.max(1) {
-        // Mixed-radix decomposition of n, last setting fastest.
-        let mut rest = n;
-        let mut point = vec![(String::new(), Value::Unset); settings.len()];
-        for (i, s) in settings.iter().enumerate().rev() {
-            let k = rest % s.values.len();
-            rest /= s.values.len();
-            point[i] = (s.name.clone(), s.values[k].clone());
-        }
+        let point = point_at(settings, n);
         let out = evaluator.run(&point)?;
-        points.push(PointResult {
+        each(PointResult {
             point,
             time: out.time,
             printed: out.printed,
             trace: out.trace,
             breakdown: out.breakdown,
-        });
+        })?;
     }
-    Ok(RunResults {
-        variables: settings.iter().map(|s| s.name.clone()).collect(),
-        points,
-    })
+    Ok(())
+}
+
+/// Every setting names an interface variable of the application and gives
+/// a numeric one only numbers, so that a bad `--set` is blamed on the
+/// option, not on the model line that uses the value.
+fn check_settings(prog: &Program, settings: &[Setting]) -> Result<(), Error> {
+    let vars = prog.interface_vars();
+    for s in settings {
+        let Some(var) = vars.iter().find(|v| v.name == s.name) else {
+            let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+            return Err(Error::Usage(format!(
+                "--set {}: not an interface variable of the application (variables: {})",
+                quote(&s.name),
+                quote(&names.join(", "))
+            )));
+        };
+        let text = s.values.iter().find(|v| !matches!(v, Value::Num(_)));
+        if let (VarType::Numeric, Some(value)) = (var.ty, text) {
+            return Err(Error::Usage(format!(
+                "--set {}={}: `{}` is numeric but is given a string (every value must be a finite number)",
+                quote(&s.name),
+                quote(&value.to_string()),
+                quote(&s.name)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The number of points of the sweep (the product of the settings' sizes),
+/// or an error naming the product when it exceeds `max_points`; computed
+/// without overflow.
+pub fn sweep_size(settings: &[Setting], max_points: u64) -> Result<u64, Error> {
+    let sizes: Vec<u64> = settings.iter().map(|s| s.values.len() as u64).collect();
+    let product = sizes.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
+    match product {
+        Some(total) if total <= max_points => Ok(total),
+        _ => {
+            let factors: Vec<String> = sizes.iter().map(u64::to_string).collect();
+            let total = product.map_or_else(|| "more than 2^64".to_string(), |t| t.to_string());
+            Err(Error::Usage(format!(
+                "--set: the sweep has {} = {total} points, more than --max-points {max_points} \
+                 (narrow a range or raise --max-points)",
+                factors.join(" × ")
+            )))
+        }
+    }
+}
+
+/// The `n`th combination of the settings' values: a mixed-radix
+/// decomposition of `n`, the last setting varying fastest.
+fn point_at(settings: &[Setting], n: u64) -> Vec<(String, Value)> {
+    let mut rest = n;
+    let mut point = vec![(String::new(), Value::Unset); settings.len()];
+    for (i, s) in settings.iter().enumerate().rev() {
+        let len = s.values.len() as u64;
+        let k = (rest % len) as usize;
+        rest /= len;
+        point[i] = (s.name.clone(), s.values[k].clone());
+    }
+    point
 }
 
 #[cfg(test)]
@@ -221,5 +304,42 @@ mod tests {
         for bad in ["N", "=3", "N=3..1", "N=1..4:0", "N=1..4:*1", "N=x..4"] {
             assert!(Setting::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    fn usage(spec: &str) -> String {
+        Setting::parse(spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn non_finite_and_empty_values_are_blamed_on_the_option() {
+        assert_eq!(
+            usage("Nproc=1e400"),
+            "--set Nproc=1e400: `1e400` is not a finite number"
+        );
+        assert_eq!(
+            usage("Nproc=nan"),
+            "--set Nproc=nan: `nan` is not a finite number"
+        );
+        assert_eq!(
+            usage("Nproc=2,inf"),
+            "--set Nproc=2,inf: `inf` is not a finite number"
+        );
+        assert!(usage("Nproc=").starts_with("--set Nproc=: empty value"));
+        assert!(usage("Nproc=1,,2").starts_with("--set Nproc=1,,2: empty value"));
+        assert_eq!(
+            usage("N=1..1e400"),
+            "--set N=1..1e400: `1e400` is not a finite number"
+        );
+    }
+
+    #[test]
+    fn a_long_value_is_quoted_to_80_characters() {
+        let spec = format!("N=1..{}x", "9".repeat(1000));
+        let message = usage(&spec);
+        assert!(message.chars().count() < 200, "{message}");
+        assert!(
+            message.starts_with(&format!("--set N=1..{}…", "9".repeat(75))),
+            "{message}"
+        );
     }
 }

@@ -81,7 +81,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
             step_budget: case.budget.unwrap_or(Limits::default().step_budget),
             ..Limits::default()
         },
-        trace: false,
+        ..RunOptions::default()
     };
     let diag_claims: Vec<&Claim> = claims
         .iter()

@@ -117,3 +117,75 @@ fn breakdown_and_trace() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("option merge.ptmp = \"bitonic\""), "{err}");
 }
+
+#[test]
+fn a_run_that_fails_midway_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.la");
+    std::fs::write(
+        &app,
+        "application a { var dtdp numeric: n = 1; option { } \
+         proc exec init { return 1 / (n - 2); } }",
+    )
+    .unwrap();
+    let csv = dir.path().join("out.csv");
+    let args = |set: &'static str| {
+        vec![
+            "run".to_string(),
+            app.display().to_string(),
+            "--hardware".into(),
+            HW.into(),
+            "--set".into(),
+            set.into(),
+            "--format".into(),
+            "csv".into(),
+            "-o".into(),
+            csv.display().to_string(),
+        ]
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        chips(&args)
+    };
+    // n = 2 divides by zero after n = 1 was written.
+    let out = run(args("n=1..3"));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("division by zero"));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["app.la"], "no out.csv and no out.csv.partial");
+    // A successful run writes the file under its name.
+    let out = run(args("n=3..4"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "n,time_s\n3,1.000000000\n4,0.500000000\n"
+    );
+}
+
+#[test]
+fn max_points_is_checked_before_the_run() {
+    let out = chips(&[
+        "run",
+        APP,
+        "--hardware",
+        HW,
+        "--set",
+        "Nproc=1..1000",
+        "--set",
+        "Nelem=1..2000",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the sweep has 1000 × 2000 = 2000000 points, more than --max-points 1000000"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing evaluated or printed");
+}

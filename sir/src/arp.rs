@@ -5,6 +5,7 @@
 
 use crate::annotation::MEASURE_NS;
 use crate::apart::{self, Node};
+use crate::error::quote;
 use crate::Document;
 use std::collections::BTreeMap;
 
@@ -20,7 +21,11 @@ pub const SID_ANNOTATION: &str = "sid";
 pub enum ArpNamesError {
     #[error("cannot read the Periscope SIR's regions: {0}")]
     Conversion(String),
-    #[error("element `{id}`: {SID_ANNOTATION}=\"{value}\" is not a section id (0..65535)")]
+    #[error(
+        "element `{}`: {SID_ANNOTATION}=\"{}\" is not a section id (0..65535)",
+        quote(.id),
+        quote(.value)
+    )]
     BadSid { id: String, value: String },
 }
 

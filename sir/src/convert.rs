@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use crate::annotation::Annotations;
 use crate::apart::{self, Language as ALanguage, RegionType as ART};
+use crate::error::quote;
 use crate::names::is_xml_name;
 use crate::periscope::{self, RegionType as PRT};
 use crate::position::Origin;
@@ -484,7 +485,11 @@ impl ToApart {
                 self.losses.push(
                     element,
                     Some(w),
-                    format!("id `{w}` is not a unique XML Name; written as `{candidate}`"),
+                    format!(
+                        "id `{}` is not a unique XML Name; written as `{}`",
+                        quote(w),
+                        quote(&candidate)
+                    ),
                 );
                 return candidate;
             }
@@ -497,7 +502,11 @@ impl ToApart {
                     self.losses.push(
                         element,
                         Some(w),
-                        format!("id `{w}` repeated; written as `{candidate}`"),
+                        format!(
+                            "id `{}` repeated; written as `{}`",
+                            quote(w),
+                            quote(&candidate)
+                        ),
                     );
                 }
                 return candidate;
@@ -654,10 +663,11 @@ impl ToApart {
                 (ART::ParallelCriticalSection, name) => {
                     out.critical_section_name = name.map(str::to_string)
                 }
-                (_, Some(name)) => {
-                    self.losses
-                        .push("codeRegion", wanted, format!("name `{name}` dropped"))
-                }
+                (_, Some(name)) => self.losses.push(
+                    "codeRegion",
+                    wanted,
+                    format!("name `{}` dropped", quote(name)),
+                ),
                 (_, None) => {}
             }
             if region.datascopeclause.is_some() {

@@ -4,6 +4,18 @@ use thiserror::Error;
 
 use crate::position::Position;
 
+/// Most characters of the input a message echoes.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// Input (a name, a value) as echoed in a message: at most 80 characters,
+/// cut with an ellipsis, so that a huge attribute cannot flood the screen.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
 /// Parsing stopped at `position` because of `kind`.
 ///
 /// The parser stops at the first error: after malformed or invalid input
@@ -40,7 +52,7 @@ pub enum ParseErrorKind {
     )]
     InternalSubset,
     /// A reference to an entity other than the five predefined ones.
-    #[error("reference to undeclared entity `&{0};` (custom entities are never expanded)")]
+    #[error("reference to undeclared entity `&{};` (custom entities are never expanded)", quote(.0))]
     CustomEntity(String),
     /// The document ends before the root element is closed, or has no root.
     #[error("unexpected end of document")]
@@ -50,38 +62,39 @@ pub enum ParseErrorKind {
     TrailingContent,
     /// The root is not `sir` in a namespace this crate reads.
     #[error(
-        "root element is {found}; expected `sir` (APART: no namespace, Periscope: namespace {})",
+        "root element is {}; expected `sir` (APART: no namespace, Periscope: namespace {})",
+        quote(.found),
         crate::periscope::NAMESPACE
     )]
     WrongRoot { found: String },
     /// A prefix that no `xmlns:` declaration binds.
-    #[error("namespace prefix `{0}` is not declared")]
+    #[error("namespace prefix `{}` is not declared", quote(.0))]
     UnboundPrefix(String),
     /// An element this dialect does not define, in the dialect's namespace.
-    #[error("unknown element <{element}> inside <{parent}>")]
+    #[error("unknown element <{}> inside <{}>", quote(.element), quote(.parent))]
     UnknownElement { element: String, parent: String },
     /// A known element in a place the content model does not allow (wrong
     /// parent, wrong order, or too many).
-    #[error("<{element}> not allowed here inside <{parent}>: {reason}")]
+    #[error("<{}> not allowed here inside <{}>: {reason}", quote(.element), quote(.parent))]
     Misplaced {
         element: String,
         parent: String,
         reason: String,
     },
     /// A required child element is missing.
-    #[error("<{parent}> lacks required child <{child}>")]
+    #[error("<{}> lacks required child <{child}>", quote(.parent))]
     MissingChild { parent: String, child: String },
     /// An unqualified attribute the element does not declare.
-    #[error("unknown attribute `{attribute}` on <{element}>")]
+    #[error("unknown attribute `{}` on <{}>", quote(.attribute), quote(.element))]
     UnknownAttribute { element: String, attribute: String },
     /// The same attribute twice on one element.
-    #[error("duplicate attribute `{attribute}` on <{element}>")]
+    #[error("duplicate attribute `{}` on <{}>", quote(.attribute), quote(.element))]
     DuplicateAttribute { element: String, attribute: String },
     /// A `#REQUIRED` attribute is absent.
-    #[error("<{element}> lacks required attribute `{attribute}`")]
+    #[error("<{}> lacks required attribute `{attribute}`", quote(.element))]
     MissingAttribute { element: String, attribute: String },
     /// An attribute value outside its enumeration or lexical type.
-    #[error("<{element}> attribute `{attribute}`: `{value}` is not {expected}")]
+    #[error("<{}> attribute `{}`: `{}` is not {expected}", quote(.element), quote(.attribute), quote(.value))]
     InvalidValue {
         element: String,
         attribute: String,
@@ -89,7 +102,7 @@ pub enum ParseErrorKind {
         expected: String,
     },
     /// Character data where the element has element-only or empty content.
-    #[error("text not allowed inside <{element}>")]
+    #[error("text not allowed inside <{}>", quote(.element))]
     UnexpectedText { element: String },
     /// A configured limit was reached (see [`crate::ParseOptions`]).
     #[error("limit exceeded: {0}")]
@@ -102,10 +115,23 @@ pub enum WriteError {
     #[error("I/O error while writing SIR: {0}")]
     Io(#[from] std::io::Error),
     /// An annotation name or namespace that cannot be written as XML.
-    #[error("cannot write annotation {namespace}:{local}: {reason}")]
+    #[error("cannot write annotation {}:{}: {reason}", quote(.namespace), quote(.local))]
     InvalidAnnotation {
         namespace: String,
         local: String,
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quote_cuts_at_80_characters_not_bytes() {
+        assert_eq!(quote("unit"), "unit");
+        let exact = "ü".repeat(80);
+        assert_eq!(quote(&exact), exact);
+        assert_eq!(quote(&"ü".repeat(81)), format!("{exact}…"));
+    }
 }

@@ -11,6 +11,7 @@
 //!   being built, memory is bounded by the largest single tag or text node,
 //!   and [`ParseOptions`] caps input size, element count and nesting depth.
 
+use std::collections::HashSet;
 use std::io::{self, BufRead};
 
 use quick_xml::events::{BytesStart, Event};
@@ -18,6 +19,7 @@ use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
 
 use crate::annotation::{XMLNS_NS, XML_NS};
+use crate::arp::ARP_NS;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::position::Position;
 
@@ -378,20 +380,56 @@ impl<R: BufRead> XmlReader<R> {
         let local = utf8(start.local_name().as_ref(), position)?;
         let element = utf8(start.name().as_ref(), position)?;
 
+        let attributes = self.attributes(start, tag_position, &element)?;
+        Ok(StartTag {
+            namespace,
+            local,
+            attributes,
+            position: tag_position,
+            is_empty,
+        })
+    }
+
+    /// The attributes of a start tag, namespaces resolved, in time linear in
+    /// their number: duplicates are found through hash sets and positions by
+    /// advancing from the previous attribute, not from the `<`.
+    fn attributes(
+        &mut self,
+        start: &BytesStart<'_>,
+        tag_position: Position,
+        element: &str,
+    ) -> Result<Vec<Attribute>, ParseError> {
         let mut attributes: Vec<Attribute> = Vec::new();
-        let raw_tag: &[u8] = &start[..];
-        for attribute in start.attributes().with_checks(true) {
+        let raw_tag: &[u8] = start;
+        let mut raw_names: HashSet<&[u8]> = HashSet::new();
+        let mut names: HashSet<(Option<String>, String)> = HashSet::new();
+        let (mut scanned, mut position) = (0usize, advance(tag_position, b"<"));
+        // quick-xml's own duplicate check compares each key with all earlier
+        // ones (quadratic); the sets below do the same job.
+        for attribute in start.attributes().with_checks(false) {
             let attribute = attribute
-                .map_err(|e| self.error(position, ParseErrorKind::Malformed(e.to_string())))?;
+                .map_err(|e| self.error(tag_position, ParseErrorKind::Malformed(e.to_string())))?;
             let key = attribute.key;
             // The key borrows from the tag's bytes: its offset there, counted
             // from the `<`, gives the attribute's line and column.
             let offset = (key.as_ref().as_ptr() as usize).wrapping_sub(raw_tag.as_ptr() as usize);
-            let position = match raw_tag.get(..offset) {
-                Some(before) => advance(advance(tag_position, b"<"), before),
-                None => tag_position,
-            };
+            if let Some(between) = raw_tag.get(scanned..offset) {
+                position = advance(position, between);
+                scanned = offset;
+            }
             let qname = utf8(key.as_ref(), position)?;
+            let duplicate = |reader: &Self| {
+                reader.error(
+                    position,
+                    ParseErrorKind::DuplicateAttribute {
+                        element: element.to_string(),
+                        attribute: qname.clone(),
+                    },
+                )
+            };
+            if !raw_names.insert(key.into_inner()) {
+                return Err(duplicate(self));
+            }
             if qname == "xmlns" || qname.starts_with("xmlns:") {
                 continue; // namespace declarations: the writer makes its own
             }
@@ -414,18 +452,11 @@ impl<R: BufRead> XmlReader<R> {
             if namespace.as_deref() == Some(XMLNS_NS) {
                 continue;
             }
-            let duplicate = attributes
-                .iter()
-                .any(|a| a.namespace == namespace && a.local == local_name);
-            if duplicate {
-                return Err(self.error(
-                    position,
-                    ParseErrorKind::DuplicateAttribute {
-                        element: element.clone(),
-                        attribute: qname,
-                    },
-                ));
+            if !names.insert((namespace.clone(), local_name.clone())) {
+                return Err(duplicate(self));
             }
+            check_arp_name(namespace.as_deref(), &local_name, &value, element, &qname)
+                .map_err(|kind| self.error(position, kind))?;
             attributes.push(Attribute {
                 namespace,
                 prefix,
@@ -434,13 +465,7 @@ impl<R: BufRead> XmlReader<R> {
                 position,
             });
         }
-        Ok(StartTag {
-            namespace,
-            local,
-            attributes,
-            position: tag_position,
-            is_empty,
-        })
+        Ok(attributes)
     }
 
     /// Skips the content of an element whose start tag was just read
@@ -469,6 +494,26 @@ impl<R: BufRead> XmlReader<R> {
             Item::Text(_, p) | Item::End(p) => Err(self.error(p, ParseErrorKind::TrailingContent)),
         }
     }
+}
+
+/// An empty `arp:name` would make every section path built from it start
+/// with a separator, so it is refused where it is written.
+fn check_arp_name(
+    namespace: Option<&str>,
+    local: &str,
+    value: &str,
+    element: &str,
+    qname: &str,
+) -> Result<(), ParseErrorKind> {
+    if namespace == Some(ARP_NS) && local == "name" && value.trim().is_empty() {
+        return Err(ParseErrorKind::InvalidValue {
+            element: element.to_string(),
+            attribute: qname.to_string(),
+            value: value.to_string(),
+            expected: "a section name (it must not be empty)".to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// The position after `bytes`, starting at `from`.

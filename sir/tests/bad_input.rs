@@ -406,3 +406,81 @@ fn deep_documents_within_the_limit_do_not_overflow_a_small_stack() {
         parsed
     );
 }
+
+/// `<sir language="c"><unit id="u" type="function" m:a0="0" ... {extra}/></sir>`
+/// with `count` measure annotations on the unit, all on line 2.
+fn unit_with_annotations(count: usize, extra: &str) -> String {
+    let mut xml = String::from(
+        "<sir language=\"c\" xmlns:m=\"urn:arpsim:measure\">\n<unit id=\"u\" type=\"function\"",
+    );
+    for i in 0..count {
+        xml.push_str(&format!(" m:a{i}=\"{i}\""));
+    }
+    xml.push_str(extra);
+    xml.push_str("/></sir>");
+    xml
+}
+
+#[test]
+fn an_element_with_a_hundred_thousand_attributes_parses() {
+    // Took > 60 s when every attribute was compared with all earlier ones.
+    let count = 100_000;
+    let parsed = apart::parse_str(&unit_with_annotations(count, ""))
+        .unwrap()
+        .document;
+    let unit = parsed.units()[0];
+    assert_eq!(unit.annotations.len(), count);
+    assert_eq!(
+        unit.annotations.get(sir::annotation::MEASURE_NS, "a99999"),
+        Some("99999")
+    );
+}
+
+#[test]
+fn a_duplicate_after_a_hundred_thousand_attributes_is_located() {
+    let count = 100_000;
+    let xml = unit_with_annotations(count, " m:a7=\"again\"");
+    let err = apart_error(&xml);
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::DuplicateAttribute {
+            element: "unit".into(),
+            attribute: "m:a7".into()
+        }
+    );
+    let line2 = xml.lines().nth(1).unwrap();
+    let column = line2.rfind("m:a7").unwrap() + 1;
+    assert_eq!(err.position, Position::new(2, column as u64));
+}
+
+#[test]
+fn an_empty_arp_name_is_refused_where_it_is_written() {
+    let xml = "<sir language=\"c\" xmlns:arp=\"urn:arpsim:arp\">\n\
+               <unit id=\"u\" type=\"function\" arp:sid=\"3\" arp:name=\" \"/></sir>";
+    let err = apart_error(xml);
+    assert!(
+        matches!(&err.kind, ParseErrorKind::InvalidValue { attribute, .. } if attribute == "arp:name"),
+        "{err}"
+    );
+    assert_eq!(err.position, Position::new(2, 42));
+}
+
+#[test]
+fn messages_quote_at_most_80_characters_of_the_input() {
+    let long = "a".repeat(5_000);
+    let err = apart_error(&format!("<sir language=\"c\" {long}=\"1\"/>"));
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::UnknownAttribute {
+            element: "sir".into(),
+            attribute: long.clone()
+        },
+        "the error keeps the whole name"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("`{}…`", &long[..80])),
+        "{message}"
+    );
+    assert!(message.chars().count() < 150, "{message}");
+}

@@ -3,10 +3,13 @@
 
 use super::ModelArgs;
 use anyhow::Context;
-use chips_eval::output::{self, Format};
-use chips_eval::{HardwareModel, Limits, Program, RunOptions, Setting};
+use chips_eval::output::{self, Format, PointWriter};
+use chips_eval::runtime::PointResult;
+use chips_eval::{Breakdown, HardwareModel, Limits, Program, RunOptions, RunResults, Setting};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FormatArg {
@@ -46,6 +49,10 @@ pub struct RunArgs {
     /// Deepest nesting of calls.
     #[arg(long, default_value_t = Limits::default().max_depth)]
     pub max_depth: usize,
+    /// Most points a sweep may have (the product of the --set sizes),
+    /// checked before anything is evaluated.
+    #[arg(long, default_value_t = chips_eval::runtime::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
 }
 
 pub fn execute(a: RunArgs) -> anyhow::Result<()> {
@@ -56,62 +63,153 @@ pub fn execute(a: RunArgs) -> anyhow::Result<()> {
         .iter()
         .map(|s| Setting::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    // Before the output file is created or anything is evaluated.
+    chips_eval::runtime::sweep_size(&settings, a.max_points)?;
     let opts = RunOptions {
         limits: Limits {
             step_budget: a.step_budget,
             max_depth: a.max_depth,
         },
         trace: a.trace,
+        max_points: a.max_points,
     };
-    let results = chips_eval::run(&prog, &hw, &settings, opts)?;
-    for p in &results.points {
+    let (total, plotted) = write_points(&a, &prog, &hw, &settings, opts)?;
+    if a.breakdown {
+        println!("{}", output::render_breakdown_total(&total));
+    }
+    if let Some(path) = &a.plot {
+        let results = RunResults {
+            variables: settings.iter().map(|s| s.name.clone()).collect(),
+            points: plotted,
+        };
+        write_plot(
+            path,
+            &results,
+            &format!("{} on {}", prog.object(prog.app).name, hw.name),
+        )?;
+    }
+    Ok(())
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+/// Evaluates every point and writes it to the output as it comes; returns
+/// the breakdown summed over the points and, for `--plot`, the points
+/// without their traces and breakdowns. `-o FILE` is written as
+/// `FILE.partial` and renamed when the run succeeds, so a failed run leaves
+/// no truncated results under the requested name.
+fn write_points(
+    a: &RunArgs,
+    prog: &Program,
+    hw: &HardwareModel,
+    settings: &[Setting],
+    opts: RunOptions,
+) -> anyhow::Result<(Breakdown, Vec<PointResult>)> {
+    let partial = a.output.as_deref().map(partial_path);
+    let result = stream_points(a, partial.as_deref(), prog, hw, settings, opts);
+    if let (Some(partial), Some(path)) = (&partial, &a.output) {
+        if result.is_ok() {
+            std::fs::rename(partial, path)
+                .with_context(|| format!("writing {}", path.display()))?;
+        } else {
+            let _ = std::fs::remove_file(partial); // best effort: the run failed anyway
+        }
+    }
+    result
+}
+
+fn stream_points(
+    a: &RunArgs,
+    out: Option<&Path>,
+    prog: &Program,
+    hw: &HardwareModel,
+    settings: &[Setting],
+    opts: RunOptions,
+) -> anyhow::Result<(Breakdown, Vec<PointResult>)> {
+    let variables: Vec<String> = settings.iter().map(|s| s.name.clone()).collect();
+    let mut writer = PointWriter::new(open_output(out)?, a.format.into(), &variables);
+    writer.begin().map_err(|e| output_error(out, e))?;
+    let mut total = Breakdown::default();
+    let mut plotted = Vec::new();
+    chips_eval::runtime::run_each(prog, hw, settings, opts, |mut p| {
         for line in &p.printed {
             eprintln!("print: {line}");
         }
-    }
-    if a.trace {
-        eprint!("{}", output::render_trace(&results));
-    }
-    let format = match a.format {
-        FormatArg::Table => Format::Table,
-        FormatArg::Csv => Format::Csv,
-        FormatArg::Json => Format::Json,
-    };
-    let text = output::render(&results, format);
-    match &a.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?
+        if a.trace {
+            eprint!("{}", output::render_point_trace(&p));
         }
-        None => print!("{text}"),
+        writer.point(&p).map_err(|e| output_error(out, e))?;
+        if a.breakdown {
+            total.merge(&p.breakdown);
+        }
+        if a.plot.is_some() {
+            // The plot needs every point's settings and time, nothing more.
+            p.breakdown = Breakdown::default();
+            p.trace = Vec::new();
+            p.printed = Vec::new();
+            plotted.push(p);
+        }
+        Ok(())
+    })?;
+    writer.finish().map_err(|e| output_error(out, e))?;
+    Ok((total, plotted))
+}
+
+/// `FILE.partial` for `FILE`.
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// `FILE`, or standard output.
+fn open_output(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match path {
+        Some(path) => {
+            let file = File::create(path).with_context(|| format!("writing {}", path.display()))?;
+            Box::new(BufWriter::new(file))
+        }
+        None => Box::new(BufWriter::new(std::io::stdout().lock())),
+    })
+}
+
+fn output_error(path: Option<&Path>, source: std::io::Error) -> chips_eval::Error {
+    chips_eval::Error::Io {
+        path: path.map_or_else(|| "standard output".into(), |p| p.display().to_string()),
+        error: source,
     }
-    if a.breakdown {
-        println!("{}", output::render_breakdown(&results));
-    }
-    if let Some(path) = &a.plot {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let title = format!("{} on {}", prog.object(prog.app).name, hw.name);
-        let data = match ext.as_deref() {
-            Some("svg") => chips_eval::plot::svg(&results, &title)?.into_bytes(),
-            Some("png") => {
-                let png = chips_eval::plot::png(&results, &title)?;
-                if png.missing_fonts {
-                    eprintln!(
-                        "warning: --plot {}: no system font found, so the PNG has no labels; \
-                         install one (e.g. Debian package fonts-dejavu-core)",
-                        path.display()
-                    );
-                }
-                png.data
+}
+
+fn write_plot(path: &Path, results: &RunResults, title: &str) -> anyhow::Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let data = match ext.as_deref() {
+        Some("svg") => chips_eval::plot::svg(results, title)?.into_bytes(),
+        Some("png") => {
+            let png = chips_eval::plot::png(results, title)?;
+            if png.missing_fonts {
+                eprintln!(
+                    "warning: --plot {}: no system font found, so the PNG has no labels; \
+                     install one (e.g. Debian package fonts-dejavu-core)",
+                    path.display()
+                );
             }
-            _ => anyhow::bail!(
-                "--plot {}: only SVG and PNG output are supported (use a .svg or .png file name)",
-                path.display()
-            ),
-        };
-        std::fs::write(path, data).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+            png.data
+        }
+        _ => anyhow::bail!(
+            "--plot {}: only SVG and PNG output are supported (use a .svg or .png file name)",
+            path.display()
+        ),
+    };
+    std::fs::write(path, data).with_context(|| format!("writing {}", path.display()))
 }

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use super::*;
 use crate::annotation::{Annotations, XMLNS_NS};
 use crate::diagnostic::{Collector, Report, Rule, Severity, Subject};
+use crate::error::quote;
 use crate::names::{is_ncname, is_xml_name, is_xml_text};
 
 /// Choices of strictness.
@@ -122,7 +123,7 @@ impl<'a> Checker<'a, '_> {
                 Rule::InvalidId,
                 subject,
                 Some("id"),
-                format!("`{id}` is not an XML Name"),
+                format!("`{}` is not an XML Name", quote(id)),
             );
         }
         if let Some(previous) = self.ids.get(id) {
@@ -131,7 +132,7 @@ impl<'a> Checker<'a, '_> {
                 Rule::DuplicateId,
                 subject,
                 Some("id"),
-                format!("id `{id}` is already used by a <{element}>"),
+                format!("id `{}` is already used by a <{element}>", quote(id)),
             );
         } else {
             self.ids.insert(id, target);
@@ -166,7 +167,7 @@ impl<'a> Checker<'a, '_> {
                     Rule::DanglingReference,
                     subject,
                     Some(attribute),
-                    format!("no element has id `{value}`"),
+                    format!("no element has id `{}`", quote(value)),
                 );
                 continue;
             };
@@ -188,7 +189,7 @@ impl<'a> Checker<'a, '_> {
                     Rule::WrongReferenceTarget,
                     subject,
                     Some(attribute),
-                    format!("`{value}` names a <{found}>, expected {wanted}"),
+                    format!("`{}` names a <{found}>, expected {wanted}", quote(value)),
                 );
             }
         }
@@ -520,7 +521,10 @@ impl<'a> Checker<'a, '_> {
                     Rule::NonCanonicalType,
                     me,
                     Some("type"),
-                    format!("`{other}` is read as a custom type; the recommended spelling is `{canonical}`"),
+                    format!(
+                        "`{}` is read as a custom type; the recommended spelling is `{canonical}`",
+                        quote(other)
+                    ),
                 );
             }
         }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::*;
 use crate::apart::check_annotations;
 use crate::diagnostic::{Collector, Report, Rule, Subject};
+use crate::error::quote;
 use crate::names::is_xml_text;
 use crate::position::Position;
 
@@ -72,7 +73,7 @@ impl<'a> Checker<'a> {
                     Rule::DuplicateId,
                     me,
                     Some("id"),
-                    format!("id `{id}` is used again{at}"),
+                    format!("id `{}` is used again{at}", quote(id)),
                 );
             } else {
                 self.ids.insert(id, me.position);
