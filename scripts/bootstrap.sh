@@ -24,6 +24,7 @@ PACKAGES=(
   gcc-arm-none-eabi picolibc-arm-none-eabi
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm valgrind fonts-dejavu-core
+  parallel  # GNU parallel: the docs/scale-out.md recipe test
 )
 # Tests replace the list to exercise the failure path.
 if [[ -n "${BOOTSTRAP_PACKAGES:-}" ]]; then
@@ -47,6 +48,31 @@ for tool in cargo rustc rustfmt cargo-clippy; do
     rust_ok=false
   fi
 done
+
+# Rust guests (`sim-host new --lang rust`, tests/tests/new_project.rs) need
+# the cores' Rust targets. Not fatal: without them those tests say SKIPPED.
+RUST_GUEST_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi riscv32imac-unknown-none-elf)
+rust_guest_targets() {
+  if ! command -v rustup >/dev/null 2>&1; then
+    echo "bootstrap: no rustup: Rust guest targets not installed (Rust guest tests will be skipped)" >&2
+    return 0
+  fi
+  local installed want=()
+  installed=$(rustup target list --installed 2>/dev/null || true)
+  for t in "${RUST_GUEST_TARGETS[@]}"; do
+    grep -qx "$t" <<<"$installed" || want+=("$t")
+  done
+  [[ ${#want[@]} -eq 0 ]] && return 0
+  if $check_only; then
+    echo "bootstrap: missing Rust targets: ${want[*]}" >&2
+    return 0
+  fi
+  echo "bootstrap: adding Rust targets ${want[*]}" >&2
+  if ! rustup target add "${want[@]}" >&2; then
+    echo "bootstrap: could not add Rust targets ${want[*]} (Rust guest tests will be skipped)" >&2
+  fi
+}
+rust_guest_targets
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   $rust_ok || exit 1

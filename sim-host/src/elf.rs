@@ -58,6 +58,16 @@ pub struct Segment {
     pub executable: bool,
 }
 
+/// A symbol's name as a person reads it: Rust names demangled without
+/// their hash (`rdemo::fir_block`, not `_ZN5rdemo9fir_block17h…E`); C
+/// names as they are (so the ARP entry points keep their names).
+pub fn readable_name(symbol: &str) -> String {
+    match rustc_demangle::try_demangle(symbol) {
+        Ok(d) => format!("{d:#}"),
+        Err(_) => symbol.to_owned(),
+    }
+}
+
 /// A function symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
@@ -195,7 +205,7 @@ impl GuestImage {
                 functions.push(Function {
                     addr: sym.st_value & !1,
                     size: sym.st_size,
-                    name: name.to_owned(),
+                    name: readable_name(name),
                 });
             }
         }

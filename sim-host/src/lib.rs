@@ -52,6 +52,8 @@ pub mod plugin;
 pub mod profile;
 pub mod report;
 pub mod sandbox;
+pub mod scaffold;
+pub mod sdk;
 pub mod semihost;
 pub mod signals;
 pub mod sirgen;

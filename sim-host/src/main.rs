@@ -28,6 +28,12 @@ enum Command {
     Sir(cli::sir::Args),
     /// Run the entries of a suite manifest in parallel and report them together.
     Suite(cli::suite::Args),
+    /// The guest SDK: headers, stubs, linker scripts, Makefile fragments,
+    /// CMake toolchain files, the Rust crate.
+    Sdk(cli::sdk::Args),
+    /// Create a guest project (C or Rust) that builds and runs in the
+    /// simulator with one command.
+    New(cli::new::Args),
 }
 
 fn main() {
@@ -47,6 +53,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Targets(args) => cli::targets::run(args),
         Command::Arp(args) => cli::arp::run(args),
         Command::Sir(args) => cli::sir::run(args),
+        Command::Sdk(args) => cli::sdk::run(args),
+        Command::New(args) => cli::new::run(args),
         Command::Suite(args) => {
             let status = cli::suite::run(args)?;
             std::process::exit(status);
@@ -117,6 +125,12 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum TargetError {
         field: String,
         message: String,
     },
-    #[error("unknown target `{name}`; built-in targets: {known}")]
+    #[error("unknown target `{name}`; known targets: {known} (a target file of your own: --target-file PATH.toml, or a folder of them in SIM_HOST_TARGET_PATH)")]
     Unknown { name: String, known: String },
 }
 
@@ -313,6 +313,9 @@ pub struct GuestBuild {
     /// `qemu-system-*` program and machine that run the same ELF, if any.
     #[serde(default)]
     pub qemu: Option<QemuReference>,
+    /// The Rust target triple of this core (`sim-host new --lang rust`).
+    #[serde(default)]
+    pub rust_target: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -632,40 +635,8 @@ impl Target {
     }
 }
 
-/// The folder of the built-in target files: `$SIM_HOST_TARGETS`, else the
-/// `targets/` folder of the source tree this binary was built from.
-pub fn builtin_dir() -> PathBuf {
-    std::env::var_os("SIM_HOST_TARGETS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets"))
-}
-
-/// Names of the built-in targets, sorted.
-pub fn builtin_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(builtin_dir())
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let p = e.path();
-            (p.extension()? == "toml").then(|| p.file_stem()?.to_str().map(str::to_owned))?
-        })
-        .collect();
-    names.sort();
-    names
-}
-
-/// Loads a built-in target by name.
-pub fn builtin(name: &str) -> Result<Target, TargetError> {
-    let path = builtin_dir().join(format!("{name}.toml"));
-    if !path.exists() {
-        return Err(TargetError::Unknown {
-            name: name.to_owned(),
-            known: builtin_names().join(", "),
-        });
-    }
-    Target::load(&path)
-}
+pub mod catalog;
+pub use catalog::{builtin, builtin_names};
 
 #[cfg(test)]
 mod tests {

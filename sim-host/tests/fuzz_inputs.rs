@@ -77,7 +77,7 @@ fn junk() -> impl Strategy<Value = String> {
 }
 
 fn builtin_text(name: &str) -> String {
-    std::fs::read_to_string(target::builtin_dir().join(format!("{name}.toml"))).unwrap()
+    target::catalog::find(name).unwrap().0
 }
 
 proptest! {
@@ -87,8 +87,8 @@ proptest! {
     fn target_files_give_a_target_or_an_error_naming_the_file(
         which in 0usize..4, kind in 0u8..4, at in 0usize..4000, junk in junk()
     ) {
-        let names = target::builtin_names();
-        let name = &names[which % names.len()];
+        let names = target::catalog::BUILTIN;
+        let name = names[which % names.len()].0;
         let text = mutate(&builtin_text(name), kind, at, &junk);
         let file = Path::new("/fuzz/mutated.toml");
         if let Err(e) = Target::parse(&text, file) {

@@ -55,30 +55,37 @@ pub fn expected_output(example: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The `sim-host` binary of this build's profile (target/<profile>/sim-host,
-/// next to the test executables' `deps` folder). `cargo test` does not
-/// build other packages' binaries, so it is built here once if missing.
+/// The target folder and whether this is a release build: the test
+/// executables live in `<target>/<profile>/deps/`.
+pub fn build_dirs() -> (PathBuf, bool) {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let release = profile_dir.file_name().is_some_and(|n| n == "release");
+    (profile_dir.to_owned(), release)
+}
+
+/// The `sim-host` binary of this build's profile, built through cargo once
+/// per test process (`cargo test` builds no other package's binary, and a
+/// binary left from an older build must never be tested by mistake; cargo
+/// does not hold its lock while tests run).
 pub fn sim_host_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test executable path");
-            let dir = exe
-                .parent()
-                .and_then(Path::parent)
-                .expect("target/<profile>/deps");
-            let bin = dir.join("sim-host");
-            if !bin.exists() {
-                let release = dir.file_name().is_some_and(|n| n == "release");
-                let mut cargo =
-                    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-                cargo.args(["build", "-p", "sim-host", "--bin", "sim-host"]);
-                if release {
-                    cargo.arg("--release");
-                }
-                let status = cargo.current_dir(repo_root()).status().expect("cargo runs");
-                assert!(status.success(), "building sim-host failed");
+            let (dir, release) = build_dirs();
+            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cargo.args(["build", "-q", "-p", "sim-host", "--bin", "sim-host"]);
+            if release {
+                cargo.arg("--release");
             }
+            let target_root = dir.parent().expect("target/<profile>");
+            cargo.arg("--target-dir").arg(target_root);
+            let status = cargo.current_dir(repo_root()).status().expect("cargo runs");
+            assert!(status.success(), "building sim-host failed");
+            let bin = dir.join("sim-host");
             assert!(bin.exists(), "{} does not exist", bin.display());
             bin
         })

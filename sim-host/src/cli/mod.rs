@@ -1,6 +1,8 @@
 //! One module per subcommand.
 pub mod arp;
+pub mod new;
 pub mod run;
+pub mod sdk;
 pub mod sir;
 pub mod suite;
 pub mod targets;

@@ -1,27 +1,40 @@
-//! `sim-host targets`: the built-in targets, their memory maps and clocks.
+//! `sim-host targets`: the known targets (built-in and the user's), their
+//! memory maps and clocks; `--show NAME` prints one as TOML to copy.
 
 use anyhow::Result;
-use sim_host::target::{self, Target};
+use sim_host::target::{self, catalog, Target};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Validate and show this target file instead of the built-in ones.
-    #[arg(long)]
+    /// Validate and show this target file instead of the known ones.
+    #[arg(long, conflicts_with = "show")]
     target_file: Option<PathBuf>,
+    /// Print this target's description file (TOML), to copy and modify
+    /// for a core of your own (then --target-file, or SIM_HOST_TARGET_PATH).
+    #[arg(long, value_name = "NAME")]
+    show: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let targets: Vec<Target> = match args.target_file {
-        Some(path) => vec![Target::load(&path)?],
-        None => target::builtin_names()
+    if let Some(name) = &args.show {
+        let (text, _) = catalog::find(name).ok_or_else(|| target::TargetError::Unknown {
+            name: name.clone(),
+            known: catalog::names().join(", "),
+        })?;
+        sim_host::show_raw!("{text}");
+        return Ok(());
+    }
+    let targets: Vec<(Target, catalog::Source)> = match args.target_file {
+        Some(path) => vec![(Target::load(&path)?, catalog::Source::File(path))],
+        None => catalog::names()
             .iter()
-            .map(|name| target::builtin(name))
+            .map(|name| catalog::load(name))
             .collect::<Result<_, _>>()?,
     };
-    for t in targets {
+    for (t, source) in targets {
         sim_host::show!(
-            "{:<10} {} ({}, {} MHz, {} core{})",
+            "{:<10} {} ({}, {} MHz, {} core{}) [{source}]",
             t.name,
             t.description,
             t.arch,

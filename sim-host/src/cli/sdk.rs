@@ -1,0 +1,40 @@
+//! `sim-host sdk`: the guest SDK this binary carries (header, stubs,
+//! linker scripts, Rust crate, a Makefile fragment and a CMake toolchain
+//! file per target).
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+#[command(arg_required_else_help = true, args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// Print the folder of this binary's SDK (installed there first if
+    /// needed: $SIM_HOST_SDK_DIR, else $XDG_DATA_HOME/sim-host/, else
+    /// ~/.local/share/sim-host/).
+    #[arg(long)]
+    print_path: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Write the SDK into DIR.
+    Install { dir: PathBuf },
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let command = if args.print_path { None } else { args.command };
+    match command {
+        None => {
+            let dir = sim_host::sdk::ensure_default().context("installing the guest SDK")?;
+            sim_host::show!("{}", dir.display());
+        }
+        Some(Command::Install { dir }) => {
+            sim_host::sdk::install(&dir)
+                .with_context(|| format!("installing the guest SDK into {}", dir.display()))?;
+            sim_host::say!("sim-host: guest SDK written to {}", dir.display());
+        }
+    }
+    Ok(())
+}

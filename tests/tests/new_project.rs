@@ -1,0 +1,190 @@
+//! sim-host as an installed tool (issue 13): `cargo install`ed into a
+//! scratch root and run from an empty folder outside the repository, with
+//! HOME and XDG_DATA_HOME in the scratch folder too, it runs a guest on
+//! every built-in target, and `sim-host new` projects build and run with
+//! one command each: C with `make run`, Rust with `cargo run`, on
+//! cortex-m4 and rv32imac.
+
+use e2e_tests::{build_dirs, guest, repo_root, scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// `cargo install --path sim-host --root <scratch>`, reusing this build's
+/// compiled artifacts; returns the installed binary's folder.
+fn installed() -> PathBuf {
+    static DONE: OnceLock<PathBuf> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let root = scratch("install");
+        let (profile_dir, release) = build_dirs();
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo
+            .args(["install", "-q", "--locked", "--offline", "--path"])
+            .arg(repo_root().join("sim-host"))
+            .arg("--root")
+            .arg(&root)
+            .arg("--target-dir")
+            .arg(profile_dir.parent().unwrap());
+        if !release {
+            cargo.arg("--debug");
+        }
+        let out = cargo.output().expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        root.join("bin")
+    })
+    .clone()
+}
+
+/// A command run in `dir` with the installed sim-host first on PATH and
+/// nothing of this build or repository in its environment.
+fn command(dir: &Path, home: &Path, program: &str) -> Command {
+    let path = format!(
+        "{}:{}",
+        installed().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("SIM_HOST_TARGET_PATH")
+        .env_remove("SIM_HOST_SDK_DIR")
+        .env_remove("CARGO_TARGET_DIR");
+    // rustup and cargo keep their own homes: the guest crates are fetched
+    // and the Rust targets found as for the user.
+    for var in ["RUSTUP_HOME", "CARGO_HOME"] {
+        let default = std::env::var("HOME").map(|h| {
+            Path::new(&h).join(if var == "RUSTUP_HOME" {
+                ".rustup"
+            } else {
+                ".cargo"
+            })
+        });
+        if let Some(v) = std::env::var_os(var).or_else(|| default.ok().map(Into::into)) {
+            cmd.env(var, v);
+        }
+    }
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CARGO_") && key != "CARGO_HOME" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn the_installed_binary_runs_every_built_in_target_from_an_empty_folder() {
+    let home = scratch("installed-home");
+    let empty = scratch("installed-empty");
+    for target in ["cortex-m0", "cortex-m3", "cortex-m4", "rv32imac"] {
+        let elf = empty.join(format!("{target}.elf"));
+        std::fs::copy(guest(target, "filter"), &elf).unwrap();
+        let out = command(&empty, &home, "sim-host")
+            .args(["run", "-q", "--target", target])
+            .arg(&elf)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out));
+        assert!(text(&out).contains("checksum"), "{target}: {}", text(&out));
+    }
+    let out = command(&empty, &home, "sim-host")
+        .args(["targets", "--show", "cortex-m4"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name = \"cortex-m4\""));
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+/// The example's output line and its section table, named in source terms.
+fn assert_ran(out: &Output, name: &str, function: &str) {
+    let all = text(out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains(&format!("{name}: 8 blocks filtered, checksum 6eea77c0")),
+        "{all}"
+    );
+    assert!(all.contains(&format!("> 1({function})")), "{all}");
+    assert!(all.contains("kernel          8"), "{all}");
+}
+
+#[test]
+fn a_new_c_project_builds_and_runs_with_make_run() {
+    let home = scratch("new-c-home");
+    let work = scratch("new-c");
+    for target in ["cortex-m4", "rv32imac"] {
+        let name = format!("demo-{target}");
+        let out = command(&work, &home, "sim-host")
+            .args(["new", &name, "--target", target])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let out = command(&work.join(&name), &home, "make")
+            .arg("run")
+            .output()
+            .unwrap();
+        assert_ran(&out, &name, "main");
+        assert!(work.join(&name).join("build/data.arp").exists());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+fn rust_target_installed(triple: &str) -> bool {
+    Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l == triple)
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_new_rust_project_builds_and_runs_with_cargo_run() {
+    let home = scratch("new-rust-home");
+    let work = scratch("new-rust");
+    for (target, triple, main) in [
+        ("cortex-m4", "thumbv7em-none-eabi", "__cortex_m_rt_main"),
+        ("rv32imac", "riscv32imac-unknown-none-elf", "main"),
+    ] {
+        if !rust_target_installed(triple) {
+            eprintln!(
+                "SKIPPED: the Rust target {triple} is not installed \
+                 (scripts/bootstrap.sh adds it where rustup can): no Rust guest test for {target}"
+            );
+            continue;
+        }
+        let name = format!("rdemo_{}", target.replace('-', "_"));
+        let out = command(&work, &home, "sim-host")
+            .args(["new", &name, "--target", target, "--lang", "rust"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let out = command(&work.join(&name), &home, "cargo")
+            .args(["run", "-q"])
+            .output()
+            .unwrap();
+        // demangled: the crate's own function, not `_ZN…17h…E`
+        let function = if main == "main" {
+            main.to_owned()
+        } else {
+            format!("{name}::{main}")
+        };
+        assert_ran(&out, &name, &function);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
