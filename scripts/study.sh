@@ -29,10 +29,9 @@ CE=target/release/chips-eval
 ELF=target/guests/cortex-m4/memsort.elf
 CLOCK=25000000
 
-if [ ! -x "$SIM" ] || [ ! -x "$CE" ]; then
-    echo "== building sim-host and chips-eval"
-    cargo build --release -p sim-host -p chips-eval
-fi
+# Always through cargo (a no-op when fresh): never a stale binary.
+echo "== building sim-host and chips-eval"
+cargo build -q --release -p sim-host -p chips-eval
 echo "== building the memsort guest"
 python3 guest-shim/build.py --out target/guests --target cortex-m4 --example memsort
 mkdir -p "$OUT"

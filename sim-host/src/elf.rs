@@ -24,15 +24,14 @@ pub enum ElfError {
     Parse { file: PathBuf, message: String },
     #[error("{file}: {message}")]
     Unsupported { file: PathBuf, message: String },
-    #[error(
-        "{file}: is an ELF for {found}, but target `{target}` is {expected}; build it with the target's compiler ({cc})"
-    )]
+    #[error("{file}: is an ELF for {found}, but target `{target}` is {expected}: {advice}")]
     WrongMachine {
         file: PathBuf,
         found: String,
         target: String,
         expected: Arch,
-        cc: String,
+        /// Which target to use instead, or how to build for this one.
+        advice: String,
     },
     #[error(
         "{file}: segment {index} ({start:#010x}..{end:#010x}, {size} bytes) is outside every memory region of target `{target}`:\n{map}"
@@ -99,6 +98,76 @@ fn machine_name(machine: u16) -> String {
     }
 }
 
+/// The built-in target an ARM ELF was compiled for, from its
+/// Tag_CPU_name in `.ARM.attributes` (ARM IHI 0045, "Addenda to the ABI"):
+/// gcc records `-mcpu`'s name in an object and the architecture
+/// (`6S-M`, `7-M`, `7E-M`) in a linked executable.
+fn cpu_name(elf: &Elf<'_>, bytes: &[u8]) -> Option<String> {
+    let name = arm_cpu_tag(elf, bytes)?.to_lowercase();
+    let target = match name.as_str() {
+        "6-m" | "6s-m" => "cortex-m0",
+        "7-m" => "cortex-m3",
+        "7e-m" => "cortex-m4",
+        other => other,
+    };
+    Some(target.to_owned())
+}
+
+/// The first NUL-terminated string after a Tag_CPU_name (5) byte in
+/// `.ARM.attributes`.
+fn arm_cpu_tag(elf: &Elf<'_>, bytes: &[u8]) -> Option<String> {
+    let section = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".ARM.attributes"))?;
+    let start = usize::try_from(section.sh_offset).ok()?;
+    let data = bytes.get(start..start.checked_add(section.sh_size as usize)?)?;
+    // Skip the header ('A', length, "aeabi\0", tag 1, length) to the tags.
+    let tags = data.windows(6).position(|w| w == b"aeabi\0")? + 6 + 5;
+    let at = tags + data.get(tags..)?.iter().position(|b| *b == 5)? + 1;
+    let end = at + data.get(at..)?.iter().position(|b| *b == 0)?;
+    let name = std::str::from_utf8(&data[at..end]).ok()?;
+    (!name.is_empty() && name.len() < 32).then(|| name.to_owned())
+}
+
+/// "try --target X" for an ELF of `arch`: the built-in target of the CPU
+/// it was compiled for if there is one, else every target of the arch.
+fn suggest_targets(arch: Arch, cpu: Option<&str>) -> String {
+    let candidates: Vec<String> = crate::target::catalog::names()
+        .into_iter()
+        .filter(|n| crate::target::builtin(n).is_ok_and(|t| t.arch == arch))
+        .collect();
+    let chosen: Vec<&String> = match cpu {
+        Some(cpu) if candidates.iter().any(|n| n == cpu) => {
+            candidates.iter().filter(|n| *n == cpu).collect()
+        }
+        _ => candidates.iter().collect(),
+    };
+    match chosen.as_slice() {
+        [] => format!("no known target runs {arch} code (sim-host targets)"),
+        [one] => format!("this is {} code: try --target {one}", describe(arch, cpu)),
+        many => format!(
+            "this is {} code: try --target with one of {}",
+            describe(arch, cpu),
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn describe(arch: Arch, cpu: Option<&str>) -> String {
+    let family = match arch {
+        Arch::Arm => "ARM",
+        Arch::Riscv => "RISC-V",
+    };
+    match cpu {
+        Some(cpu) => format!("{family} ({cpu})"),
+        None => family.to_owned(),
+    }
+}
+
 impl GuestImage {
     /// Loads `path` and checks it against `target`.
     pub fn load(path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
@@ -130,7 +199,7 @@ impl GuestImage {
                     found: machine_name(other),
                     target: target.name.clone(),
                     expected: target.arch,
-                    cc: target.guest.cc.clone(),
+                    advice: format!("build it with the target's compiler ({})", target.guest.cc),
                 })
             }
         };
@@ -140,7 +209,7 @@ impl GuestImage {
                 found: machine_name(elf.header.e_machine),
                 target: target.name.clone(),
                 expected: target.arch,
-                cc: target.guest.cc.clone(),
+                advice: suggest_targets(arch, cpu_name(&elf, bytes).as_deref()),
             });
         }
         let mut segments = Vec::new();

@@ -188,3 +188,29 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+#[test]
+fn an_elf_for_another_core_gets_the_right_target_named() {
+    let dir = scratch("wrong-arch");
+    let run = |elf: PathBuf, target: &str| {
+        Command::new(e2e_tests::sim_host_bin())
+            .args(["run", "--target", target])
+            .arg(elf)
+            .output()
+            .unwrap()
+    };
+    let out = run(guest("rv32imac", "filter"), "cortex-m4");
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        text(&out).contains("try --target rv32imac"),
+        "{}",
+        text(&out)
+    );
+    let out = run(guest("cortex-m0", "filter"), "rv32imac");
+    assert!(
+        text(&out).contains("try --target cortex-m0"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

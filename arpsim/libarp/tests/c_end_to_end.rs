@@ -14,25 +14,24 @@ const IMAGES: usize = 3;
 /// The directory holding libarp.so / libarp.a: the test binary lives in
 /// `<target>/<profile>/deps/`.
 /// `cargo test` builds the cdylib and staticlib only into `deps/` and does
-/// not copy them up to target/<profile>; build the library target once if
-/// `libarp.so` is not there yet.
+/// not copy them up to target/<profile>; build the library target through
+/// cargo once per test process, so a stale library is never linked (cargo
+/// does not hold its lock while tests run).
 fn lib_dir() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
             let exe = std::env::current_exe().unwrap();
             let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-            if !dir.join("libarp.so").exists() || !dir.join("libarp.a").exists() {
-                let mut cargo =
-                    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-                cargo.args(["build", "-p", "libarp", "--lib"]);
-                if dir.file_name().is_some_and(|n| n == "release") {
-                    cargo.arg("--release");
-                }
-                let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-                let status = cargo.current_dir(manifest).status().expect("cargo runs");
-                assert!(status.success(), "building libarp failed");
+            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cargo.args(["build", "-q", "-p", "libarp", "--lib", "--target-dir"]);
+            cargo.arg(dir.parent().unwrap());
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cargo.arg("--release");
             }
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let status = cargo.current_dir(manifest).status().expect("cargo runs");
+            assert!(status.success(), "building libarp failed");
             assert!(
                 dir.join("libarp.so").exists(),
                 "no libarp.so in {}",
