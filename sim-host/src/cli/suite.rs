@@ -1,70 +1,148 @@
 //! `sim-host suite`: run the entries of a manifest in parallel and report
-//! them together.
+//! them together; `--list` shows the expanded entries, `--shard K/N` runs
+//! one part of them, `suite merge` puts the parts' results back together
+//! (docs/scale-out.md).
 //!
-//! Exit status: 0 when every entry passed, 1 when any failed, 125 when the
-//! manifest or an output path is unusable (the message names the entry and
-//! field), 129 / 130 / 143 when SIGHUP / SIGINT / SIGTERM stopped it (the
-//! results so far are written, with `interrupted_by` set).
+//! Exit status of a run: 0 when every entry passed, 1 when any failed, 125
+//! when the manifest, `--balance-from` or an output path is unusable (the
+//! message names the file, entry and field), 129 / 130 / 143 when SIGHUP /
+//! SIGINT / SIGTERM stopped it (the results so far are written, with
+//! `interrupted_by` set), 2 for a usage error (`--shard 0/4`).
+//!
+//! Exit status of `suite merge`: 0 when the merged result is complete and
+//! every entry passed, 1 when complete with failed entries, 124 when
+//! entries are missing or duplicated (a shard missing, given twice or
+//! interrupted; nothing is written), 125 when a file is unreadable, not a
+//! result, or of another manifest or split, or an output is unusable.
+//!
+//! `merge` is a subcommand: a manifest file named `merge` is given as
+//! `./merge`.
 
 use anyhow::Result;
+use arpsim::output::Destination;
 use sim_host::signals;
-use sim_host::suite::{self, Manifest};
+use sim_host::suite::merge::{self, MergeError};
+use sim_host::suite::{self, shard, EntryFiles, Manifest, RunPlan, Shard, SuiteReport};
 use sim_host::{say, say_raw, show_raw};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_INCOMPLETE: i32 = 124;
 pub const EXIT_SETUP: i32 = 125;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The suite manifest (TOML, `[[entry]]` tables; see sim-host/src/suite.rs).
-    pub manifest: PathBuf,
+    #[arg(required = true)]
+    pub manifest: Option<PathBuf>,
     /// Entries run at once (default: the host's cores).
     #[arg(short = 'j', long)]
     pub jobs: Option<usize>,
-    /// Also write the combined report as JSON.
-    #[arg(long, value_name = "OUT")]
+    /// Also write the combined report as JSON (with --list: the list;
+    /// without OUT: to standard output).
+    #[arg(long, value_name = "OUT", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
     /// Also write the combined report as CSV.
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
+    /// Print the expanded entries (of the shard, with --shard) and run none.
+    #[arg(long)]
+    pub list: bool,
+    /// Run only the K-th of N balanced shards of the entries (1 <= K <= N).
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Balance the shards by the entries' cycles in this earlier result.
+    #[arg(long, value_name = "RESULT.json")]
+    pub balance_from: Option<PathBuf>,
+    /// Write the result (result.json, or shard-K-of-N.json) and each
+    /// entry's data.arp and report (entries/NAME.arp, entries/NAME.json)
+    /// into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Merge shards' results into the whole manifest's result.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The shards' result files (shard-K-of-N.json).
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result (JSON) here.
+    #[arg(short = 'o', long = "output", value_name = "ALL.json")]
+    pub output: Option<PathBuf>,
+    /// Also write it as CSV.
+    #[arg(long, value_name = "OUT")]
+    pub csv: Option<PathBuf>,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    text.parse()
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let manifest = match Manifest::load(&args.manifest) {
-        Ok(m) => m,
-        Err(e) => {
-            say!("sim-host: {e}");
-            return Ok(EXIT_SETUP);
-        }
-    };
+    if let Some(Command::Merge(m)) = args.command {
+        return Ok(run_merge(&m));
+    }
+    Ok(run_manifest(&args).unwrap_or_else(|message| {
+        say!("sim-host: {message}");
+        EXIT_SETUP
+    }))
+}
+
+/// The manifest's entries (or a shard of them): run, or listed. An `Err`
+/// is a setup error's message.
+fn run_manifest(args: &Args) -> Result<i32, String> {
+    let path = args.manifest.as_deref().ok_or("no manifest given")?;
+    let manifest = Manifest::load(path).map_err(|e| e.to_string())?;
     if args.jobs == Some(0) {
-        say!("sim-host: --jobs 0: at least one entry must run at a time");
-        return Ok(EXIT_SETUP);
+        return Err("--jobs 0: at least one entry must run at a time".into());
     }
-    // Checked before the run: an unwritable path fails in a second, not
-    // after the whole suite; written atomically at the end.
-    let outputs: Vec<(&str, &Path)> = [("--json", &args.json), ("--csv", &args.csv)]
-        .into_iter()
-        .filter_map(|(option, path)| path.as_deref().map(|p| (option, p)))
-        .collect();
-    if let Err(e) = arpsim::output::preflight(&outputs) {
-        say!("sim-host: {e}");
-        return Ok(EXIT_SETUP);
-    }
-    let stop = match signals::install() {
-        Ok(stop) => stop,
-        Err(e) => {
-            say!("sim-host: cannot install the signal handlers: {e}");
-            return Ok(EXIT_SETUP);
-        }
+    let recorded = match &args.balance_from {
+        Some(p) => shard::recorded_cycles(p).map_err(|e| format!("--balance-from {e}"))?,
+        None => Default::default(),
     };
-    let jobs = args.jobs.unwrap_or_else(|| {
+    let costs = shard::costs(&manifest, &recorded);
+    let mut plan = match args.shard {
+        Some(s) => RunPlan::shard(s, &costs),
+        None => RunPlan::whole(&manifest),
+    };
+    if args.list {
+        return list(args, &manifest, &plan, &costs);
+    }
+    let outputs = Outputs::prepare(args, &manifest, &mut plan)?;
+    let stop =
+        signals::install().map_err(|e| format!("cannot install the signal handlers: {e}"))?;
+    let report = suite::run_plan(&manifest, &plan, jobs(args), &stop, &progress());
+    if !outputs.to_stdout() {
+        show_raw!("{}", report.to_text());
+    }
+    outputs.write(&report)?;
+    if let Some(signal) = stop.signal() {
+        say!("sim-host: suite interrupted by {}", signals::name(signal));
+        return Ok(signals::exit_status(signal));
+    }
+    Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
+}
+
+fn jobs(args: &Args) -> usize {
+    args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    })
+}
+
+/// On a terminal, a line that says how far the suite is.
+fn progress() -> impl Fn(usize, usize, &suite::EntryResult) + Sync {
     let tty = std::io::stderr().is_terminal();
-    let progress = |done: usize, total: usize, r: &suite::EntryResult| {
+    move |done, total, r| {
         if tty {
             let status = if r.passed { "ok" } else { "FAIL" };
             say_raw!("\r\x1b[K[{done}/{total}] {} {status}", r.name);
@@ -72,23 +150,191 @@ pub fn run(args: Args) -> Result<i32> {
                 say!();
             }
         }
+    }
+}
+
+/// `--list`: the selected entries, as text or (`--json`) JSON.
+fn list(args: &Args, manifest: &Manifest, plan: &RunPlan, costs: &[u64]) -> Result<i32, String> {
+    let entries = plan
+        .selected
+        .iter()
+        .map(|&i| {
+            let e = &manifest.entries[i];
+            shard::ListedEntry {
+                index: e.index,
+                name: e.name.clone(),
+                elf: e.elf.display().to_string(),
+                target: e.target.clone(),
+                args: e.args.clone(),
+                cores: e.cores,
+                mode: e.mode.map(|m| suite::mode_name(m).to_owned()),
+                max_cycles: e.max_cycles,
+                cost: costs[i],
+                shard: plan.shard.as_ref().map(|s| s.index),
+            }
+        })
+        .collect();
+    let listing = shard::Listing {
+        manifest: manifest.file.display().to_string(),
+        manifest_hash: manifest.hash.clone(),
+        shard: plan.shard.clone(),
+        entries,
     };
-    let report = suite::run(&manifest, jobs, &stop, &progress);
-    show_raw!("{}", report.to_text());
+    match &args.json {
+        Some(path) => write_checked("--json", path, &listing.to_json())?,
+        None => show_raw!("{}", listing.to_text()),
+    }
+    Ok(0)
+}
+
+/// Checks an output path, then writes it.
+fn write_checked(option: &str, path: &Path, text: &str) -> Result<(), String> {
+    arpsim::output::preflight(&[(option, path)])?;
+    suite::write_output(path, text).map_err(|e| e.to_string())
+}
+
+/// The files a run writes, checked before it starts.
+struct Outputs {
+    /// (option, path, JSON or CSV)
+    files: Vec<(&'static str, PathBuf, bool)>,
+}
+
+impl Outputs {
+    /// Checks every output (and creates `--out DIR/entries`); entries'
+    /// files are kept in `--out DIR/entries` from then on.
+    fn prepare(args: &Args, manifest: &Manifest, plan: &mut RunPlan) -> Result<Outputs, String> {
+        let mut files = Vec::new();
+        if let Some(p) = &args.json {
+            files.push(("--json", p.clone(), true));
+        }
+        if let Some(p) = &args.csv {
+            files.push(("--csv", p.clone(), false));
+        }
+        if let Some(dir) = &args.out {
+            let entries = dir.join("entries");
+            std::fs::create_dir_all(&entries).map_err(|e| {
+                format!(
+                    "--out {}: cannot create {}: {e}",
+                    dir.display(),
+                    entries.display()
+                )
+            })?;
+            files.push(("--out", dir.join(shard::result_file_name(args.shard)), true));
+            check_entry_files(manifest, plan, &entries)?;
+            plan.keep_in = Some(entries);
+        }
+        let checked: Vec<(&str, &Path)> = files.iter().map(|(o, p, _)| (*o, p.as_path())).collect();
+        arpsim::output::preflight(&checked)?;
+        Ok(Outputs { files })
+    }
+
+    fn to_stdout(&self) -> bool {
+        self.files.iter().any(|(_, p, _)| p.as_os_str() == "-")
+    }
+
+    fn write(&self, report: &SuiteReport) -> Result<(), String> {
+        for (_, path, json) in &self.files {
+            let text = if *json {
+                report.to_json()
+            } else {
+                report.to_csv()
+            };
+            suite::write_output(path, &text).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+/// Each selected entry's data.arp and report path in `dir` can be
+/// written: the folder takes new files, and none of them is a folder.
+fn check_entry_files(manifest: &Manifest, plan: &RunPlan, dir: &Path) -> Result<(), String> {
+    arpsim::output::check_writable(&dir.join(".check"))
+        .map_err(|e| format!("--out {}: {e}", dir.display()))?;
+    for &i in &plan.selected {
+        let entry = &manifest.entries[i];
+        let files = EntryFiles::kept(entry, dir);
+        for path in std::iter::once(&files.arp).chain(&files.report) {
+            Destination::of(path)
+                .map_err(|e| format!("--out: entry `{}`: {}: {e}", entry.name, path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// `suite merge`.
+fn run_merge(args: &MergeArgs) -> i32 {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &args.output {
+        outputs.push(("-o", p));
+    }
+    if let Some(p) = &args.csv {
+        outputs.push(("--csv", p));
+    }
+    if let Err(e) = check_merge_outputs(&outputs, &args.results) {
+        say!("sim-host: suite merge: {e}");
+        return EXIT_SETUP;
+    }
+    let mut parts = Vec::new();
+    for path in &args.results {
+        match merge::load(path) {
+            Ok(p) => parts.push(p),
+            Err(e) => {
+                say!("sim-host: suite merge: {e}");
+                return EXIT_SETUP;
+            }
+        }
+    }
+    let report = match merge::merge(parts) {
+        Ok(r) => r,
+        Err(MergeError::Invalid(e)) => {
+            say!("sim-host: suite merge: {e}");
+            return EXIT_SETUP;
+        }
+        Err(MergeError::Incomplete(problems)) => {
+            say!("sim-host: suite merge: incomplete, nothing written:");
+            for p in problems {
+                say!("  {p}");
+            }
+            return EXIT_INCOMPLETE;
+        }
+    };
+    write_merged(&report, &outputs)
+}
+
+/// The outputs can be written and none of them is one of the inputs.
+fn check_merge_outputs(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), String> {
+    arpsim::output::preflight(outputs)?;
+    for (option, out) in outputs {
+        for input in inputs {
+            if arpsim::output::same_file(&[out, input]).is_some() {
+                return Err(format!(
+                    "{option} {} is one of the result files being merged",
+                    out.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_merged(report: &SuiteReport, outputs: &[(&str, &Path)]) -> i32 {
+    if !outputs.iter().any(|(_, p)| p.as_os_str() == "-") {
+        show_raw!("{}", report.to_text());
+    }
     for (option, path) in outputs {
-        let text = if option == "--json" {
+        let text = if *option == "-o" {
             report.to_json()
         } else {
             report.to_csv()
         };
         if let Err(e) = suite::write_output(path, &text) {
-            say!("sim-host: {e}");
-            return Ok(EXIT_SETUP);
+            say!("sim-host: suite merge: {e}");
+            return EXIT_SETUP;
         }
     }
-    if let Some(signal) = stop.signal() {
-        say!("sim-host: suite interrupted by {}", signals::name(signal));
-        return Ok(signals::exit_status(signal));
+    if report.all_passed() {
+        0
+    } else {
+        EXIT_FAILED
     }
-    Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
 }

@@ -1,0 +1,487 @@
+//! Suites beyond one machine: matrices expand to named entries, `--shard
+//! K/N` runs a deterministic part, `suite merge` puts the parts back
+//! together byte for byte (but for host times), bad input is refused with
+//! the file and entry named, and the recipes of docs/scale-out.md run as
+//! written.
+
+use e2e_tests::{guest, guests_dir, have, repo_root, scratch, sim_host_bin};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A manifest of 8 fast entries (microbench, exits, one filter run) as
+/// `suite.toml` in `dir`.
+fn write_manifest(dir: &Path) -> PathBuf {
+    guest("cortex-m4", "filter");
+    let text = format!(
+        r#"[[entry]]
+name = "micro"
+elf = "{g}/{{target}}/microbench.elf"
+matrix = {{ target = ["cortex-m4", "rv32imac"], mode = ["record_average", "record_all"] }}
+
+[[entry]]
+name = "exit"
+elf = "{g}/{{target}}/crash.elf"
+exit_code = 3
+matrix = {{ target = ["cortex-m0", "cortex-m4", "rv32imac"], args = [["exit", "3"]] }}
+
+[[entry]]
+name = "filter"
+elf = "{g}/cortex-m4/filter.elf"
+target = "cortex-m4"
+expected_output = "{e}/filter/expected-output.txt"
+"#,
+        g = guests_dir().display(),
+        e = repo_root().join("guest-shim/examples").display()
+    );
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `sim-host ARGS` in `dir`.
+fn sim_host(dir: &Path, args: &[&str]) -> Output {
+    Command::new(sim_host_bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A result's text without its host times (its last key, `host`).
+fn deterministic_part(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cut = text
+        .find("\n  \"host\": {")
+        .unwrap_or_else(|| panic!("{}: no host part", path.display()));
+    text[..cut].to_owned()
+}
+
+/// A CSV without its host_seconds column.
+fn csv_without_host_times(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let column = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "host_seconds")
+        .unwrap();
+    text.lines()
+        .map(|l| {
+            let mut fields: Vec<&str> = l.split(',').collect();
+            fields.remove(column);
+            fields.join(",") + "\n"
+        })
+        .collect()
+}
+
+/// Runs the whole manifest with `-j 1` into `whole.json` / `whole.csv`.
+fn run_whole(dir: &Path) {
+    let out = sim_host(
+        dir,
+        &[
+            "suite",
+            "suite.toml",
+            "-j",
+            "1",
+            "--json",
+            "whole.json",
+            "--csv",
+            "whole.csv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+fn assert_same_as_whole(dir: &Path, merged: &str, merged_csv: &str) {
+    assert_eq!(
+        deterministic_part(&dir.join(merged)),
+        deterministic_part(&dir.join("whole.json"))
+    );
+    assert_eq!(
+        csv_without_host_times(&dir.join(merged_csv)),
+        csv_without_host_times(&dir.join("whole.csv"))
+    );
+}
+
+fn listed_names(dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["suite", "suite.toml", "--list", "--json"];
+    args.extend(extra);
+    let out = sim_host(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    list["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn list_shows_the_expanded_entries_and_each_shard_a_part() {
+    let dir = scratch("shards-list");
+    write_manifest(&dir);
+    let all = listed_names(&dir, &[]);
+    assert_eq!(
+        all,
+        [
+            "micro.target=cortex-m4.mode=record_average",
+            "micro.target=cortex-m4.mode=record_all",
+            "micro.target=rv32imac.mode=record_average",
+            "micro.target=rv32imac.mode=record_all",
+            "exit.target=cortex-m0.args=exit_3",
+            "exit.target=cortex-m4.args=exit_3",
+            "exit.target=rv32imac.args=exit_3",
+            "filter",
+        ]
+    );
+    let text = sim_host(&dir, &["suite", "suite.toml", "--list"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.lines().count(), 8, "{text}");
+    assert!(text.contains("exit.target=rv32imac.args=exit_3"), "{text}");
+    // the shards are disjoint, cover everything, and are the same every time
+    let mut union: Vec<String> = (1..=3)
+        .flat_map(|k| listed_names(&dir, &["--shard", &format!("{k}/3")]))
+        .collect();
+    assert_eq!(
+        listed_names(&dir, &["--shard", "2/3"]),
+        listed_names(&dir, &["--shard", "2/3"])
+    );
+    union.sort();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(union, sorted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn merged_shards_are_the_whole_run_byte_for_byte() {
+    let dir = scratch("shards-merge");
+    write_manifest(&dir);
+    run_whole(&dir);
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let out = sim_host(
+            &dir,
+            &[
+                "suite",
+                "suite.toml",
+                "--shard",
+                &shard,
+                "--out",
+                "out",
+                "-j",
+                "2",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "merge",
+            "out/shard-1-of-3.json",
+            "out/shard-3-of-3.json",
+            "out/shard-2-of-3.json",
+            "-o",
+            "all.json",
+            "--csv",
+            "all.csv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_same_as_whole(&dir, "all.json", "all.csv");
+    // every entry's report, and data.arp where the guest recorded one
+    for name in listed_names(&dir, &[]) {
+        let report = dir.join("out/entries").join(format!("{name}.json"));
+        assert!(report.exists(), "{}", report.display());
+    }
+    assert!(dir
+        .join("out/entries/micro.target=rv32imac.mode=record_all.arp")
+        .exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn balance_from_uses_the_recorded_cycles() {
+    let dir = scratch("shards-balance");
+    write_manifest(&dir);
+    run_whole(&dir);
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "suite.toml",
+            "--list",
+            "--json",
+            "--balance-from",
+            "whole.json",
+            "--shard",
+            "1/2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let whole: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("whole.json")).unwrap()).unwrap();
+    // the costliest entry (filter) is first into shard 1, with its cycles as cost
+    let filter = &list["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "filter")
+        .unwrap();
+    let cycles = whole["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "filter")
+        .unwrap()["cycles"]
+        .clone();
+    assert_eq!(filter["cost"], cycles);
+    // shards split by different estimates cannot be merged
+    let balanced = sim_host(
+        &dir,
+        &[
+            "suite",
+            "suite.toml",
+            "--shard",
+            "1/2",
+            "--balance-from",
+            "whole.json",
+            "--out",
+            "b",
+        ],
+    );
+    let plain = sim_host(
+        &dir,
+        &["suite", "suite.toml", "--shard", "2/2", "--out", "b"],
+    );
+    assert_eq!(
+        (balanced.status.code(), plain.status.code()),
+        (Some(0), Some(0))
+    );
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "merge",
+            "b/shard-1-of-2.json",
+            "b/shard-2-of-2.json",
+            "-o",
+            "all.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        stderr(&out).contains("b/shard-2-of-2.json: split differently"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join("all.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_shards_and_results_are_refused_naming_file_and_entry() {
+    let dir = scratch("shards-bad");
+    write_manifest(&dir);
+    for bad in ["0/4", "5/4", "x/4"] {
+        let out = sim_host(&dir, &["suite", "suite.toml", "--shard", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(stderr(&out).contains(bad), "{}", stderr(&out));
+    }
+    for k in ["1/2", "2/2"] {
+        let out = sim_host(
+            &dir,
+            &["suite", "suite.toml", "--shard", k, "--out", "a", "-j", "2"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // another manifest: one entry less
+    let other = std::fs::read_to_string(dir.join("suite.toml"))
+        .unwrap()
+        .replace(r#", "rv32imac"], args"#, "], args");
+    std::fs::create_dir(dir.join("o")).unwrap();
+    std::fs::write(dir.join("o/suite.toml"), other).unwrap();
+    let out = sim_host(
+        &dir.join("o"),
+        &["suite", "suite.toml", "--shard", "2/2", "--out", "b"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::write(dir.join("all.json"), "kept\n").unwrap();
+    std::fs::write(
+        dir.join("corrupt.json"),
+        "{\"schema_version\": 2, \"entries\": [",
+    )
+    .unwrap();
+    let cases: [(&[&str], i32, &str); 5] = [
+        (
+            &["a/shard-1-of-2.json", "o/b/shard-2-of-2.json"],
+            125,
+            "o/b/shard-2-of-2.json: of another manifest than a/shard-1-of-2.json",
+        ),
+        (
+            &[
+                "a/shard-1-of-2.json",
+                "a/shard-2-of-2.json",
+                "a/shard-2-of-2.json",
+            ],
+            124,
+            "shard 2/2: given 2 times",
+        ),
+        (
+            &["a/shard-1-of-2.json"],
+            124,
+            "shard 2/2: no result file given",
+        ),
+        (
+            &["a/shard-1-of-2.json", "corrupt.json"],
+            125,
+            "corrupt.json: not a suite result",
+        ),
+        (
+            &["a/shard-1-of-2.json", "missing.json"],
+            125,
+            "missing.json: cannot read",
+        ),
+    ];
+    for (files, status, message) in cases {
+        let mut args = vec!["suite", "merge", "-o", "all.json"];
+        args.extend(files);
+        let out = sim_host(&dir, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{files:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains(message),
+            "{files:?}: {}",
+            stderr(&out)
+        );
+        // nothing overwritten when the merge fails
+        assert_eq!(
+            std::fs::read_to_string(dir.join("all.json")).unwrap(),
+            "kept\n"
+        );
+    }
+    // the missing entries are named
+    let out = sim_host(&dir, &["suite", "merge", "a/shard-1-of-2.json"]);
+    let shard2 = listed_names(&dir, &["--shard", "2/2"]);
+    assert!(
+        shard2.iter().all(|n| stderr(&out).contains(n.as_str())),
+        "{}",
+        stderr(&out)
+    );
+    // an output that is one of the inputs
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "merge",
+            "a/shard-1-of-2.json",
+            "a/shard-2-of-2.json",
+            "-o",
+            "a/shard-1-of-2.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        stderr(&out).contains("one of the result files"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shell block after `<!-- test: NAME -->` in docs/scale-out.md.
+fn recipe(name: &str) -> String {
+    let doc = std::fs::read_to_string(repo_root().join("docs/scale-out.md")).unwrap();
+    let marker = format!("<!-- test: {name} -->");
+    let after = &doc[doc.find(&marker).unwrap_or_else(|| panic!("no {marker}"))..];
+    let start = after.find("```").unwrap();
+    let body = &after[start..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").unwrap()].to_owned()
+}
+
+/// A shell in `dir` with sim-host on PATH and HOME inside `dir`.
+fn shell(dir: &Path, program: &str) -> Command {
+    let bin = sim_host_bin();
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new(program);
+    c.current_dir(dir).env("PATH", path).env("HOME", dir);
+    c
+}
+
+#[test]
+fn the_gnu_parallel_recipe_runs_as_documented() {
+    if !have("parallel") {
+        eprintln!("SKIPPED: GNU parallel is not installed (scripts/bootstrap.sh installs it)");
+        return;
+    }
+    let dir = scratch("shards-parallel");
+    write_manifest(&dir);
+    run_whole(&dir);
+    let out = shell(&dir, "bash")
+        .arg("-c")
+        .arg(recipe("parallel"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for k in 1..=4 {
+        assert!(dir.join(format!("results/shard-{k}-of-4.json")).exists());
+    }
+    assert_same_as_whole(&dir, "all.json", "all.csv");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_slurm_script_runs_each_array_task() {
+    let dir = scratch("shards-slurm");
+    write_manifest(&dir);
+    run_whole(&dir);
+    let script = recipe("slurm");
+    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    std::fs::write(dir.join("suite.sbatch"), &script).unwrap();
+    for task in 0..4 {
+        let out = shell(&dir, "bash")
+            .arg("suite.sbatch")
+            .env("SLURM_ARRAY_TASK_ID", task.to_string())
+            .env_remove("SLURM_ARRAY_TASK_COUNT")
+            .env_remove("SLURM_CPUS_PER_TASK")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "task {task}: {}", stderr(&out));
+    }
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "merge",
+            "results/shard-1-of-4.json",
+            "results/shard-2-of-4.json",
+            "results/shard-3-of-4.json",
+            "results/shard-4-of-4.json",
+            "-o",
+            "all.json",
+            "--csv",
+            "all.csv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_same_as_whole(&dir, "all.json", "all.csv");
+    let _ = std::fs::remove_dir_all(&dir);
+}
