@@ -189,3 +189,69 @@ fn max_points_is_checked_before_the_run() {
     );
     assert!(out.stdout.is_empty(), "nothing evaluated or printed");
 }
+
+#[test]
+fn outputs_are_checked_first_and_never_replace_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/out.csv");
+    let out = chips(&[
+        "run",
+        APP,
+        "--hardware",
+        HW,
+        "--set",
+        "Nproc=1,4",
+        "-o",
+        &missing.display().to_string(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-o ") && err.contains("does not exist"),
+        "{err}"
+    );
+
+    let null = dir.path().join("null");
+    let made = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: mknod needs root; the device-node output case is not tested");
+        return;
+    }
+    let node = null.display().to_string();
+    let plot = dir.path().join("link.svg");
+    std::os::unix::fs::symlink("real.svg", &plot).unwrap();
+    let out = chips(&[
+        "run",
+        APP,
+        "--hardware",
+        HW,
+        "--set",
+        "Nproc=1,4",
+        "--format",
+        "csv",
+        "-o",
+        &node,
+        "--plot",
+        &plot.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert!(std::fs::symlink_metadata(&plot)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(dir.path().join("real.svg"))
+        .unwrap()
+        .contains("<svg"));
+}

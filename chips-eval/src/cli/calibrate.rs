@@ -137,12 +137,13 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
         base_text: &base_text,
         base_path: &base_path,
     };
+    arpsim::output::preflight(&[("-o", a.output.as_path())]).map_err(anyhow::Error::msg)?;
     let result = calibrate::calibrate(&input, &options)?;
     for w in &result.warnings {
         eprintln!("warning: {w}");
     }
     print!("{}", result.report);
-    std::fs::write(&a.output, &result.toml)
+    arpsim::output::write(&a.output, &result.toml)
         .with_context(|| format!("writing {}", a.output.display()))?;
     println!("wrote {}", a.output.display());
     Ok(())

@@ -7,7 +7,6 @@ use chips_eval::output::{self, Format, PointWriter};
 use chips_eval::runtime::PointResult;
 use chips_eval::{Breakdown, HardwareModel, Limits, Program, RunOptions, RunResults, Setting};
 use clap::{Args, ValueEnum};
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -56,6 +55,12 @@ pub struct RunArgs {
 }
 
 pub fn execute(a: RunArgs) -> anyhow::Result<()> {
+    // Every output is checked before the model is even loaded.
+    let outputs: Vec<(&str, &Path)> = [("-o", &a.output), ("--plot", &a.plot)]
+        .into_iter()
+        .filter_map(|(option, p)| p.as_deref().map(|p| (option, p)))
+        .collect();
+    arpsim::output::preflight(&outputs).map_err(anyhow::Error::msg)?;
     let hw = HardwareModel::load(&a.hardware)?;
     let prog = Program::load(&a.model.app, &a.model.load_options(), Some(&hw))?;
     let settings = a
@@ -103,9 +108,9 @@ impl From<FormatArg> for Format {
 
 /// Evaluates every point and writes it to the output as it comes; returns
 /// the breakdown summed over the points and, for `--plot`, the points
-/// without their traces and breakdowns. `-o FILE` is written as
-/// `FILE.partial` and renamed when the run succeeds, so a failed run leaves
-/// no truncated results under the requested name.
+/// without their traces and breakdowns. `-o FILE` goes through
+/// `arpsim::output`: written beside and renamed when the run succeeds (a
+/// failed run leaves the previous file), or in place for a device or FIFO.
 fn write_points(
     a: &RunArgs,
     prog: &Program,
@@ -113,29 +118,34 @@ fn write_points(
     settings: &[Setting],
     opts: RunOptions,
 ) -> anyhow::Result<(Breakdown, Vec<PointResult>)> {
-    let partial = a.output.as_deref().map(partial_path);
-    let result = stream_points(a, partial.as_deref(), prog, hw, settings, opts);
-    if let (Some(partial), Some(path)) = (&partial, &a.output) {
-        if result.is_ok() {
-            std::fs::rename(partial, path)
-                .with_context(|| format!("writing {}", path.display()))?;
-        } else {
-            let _ = std::fs::remove_file(partial); // best effort: the run failed anyway
-        }
-    }
-    result
+    let Some(path) = a.output.as_deref() else {
+        let stdout = BufWriter::new(std::io::stdout().lock());
+        return Ok(stream_points(a, stdout, None, prog, hw, settings, opts)?.0);
+    };
+    let out =
+        arpsim::output::Output::create(path).with_context(|| format!("-o {}", path.display()))?;
+    let (result, out) =
+        stream_points(a, BufWriter::new(out), Some(path), prog, hw, settings, opts)?;
+    let out = out
+        .into_inner()
+        .map_err(|e| output_error(Some(path), e.into_error()))?;
+    out.commit().map_err(|e| output_error(Some(path), e))?;
+    Ok(result)
 }
 
-fn stream_points(
+type Streamed<W> = ((Breakdown, Vec<PointResult>), W);
+
+fn stream_points<W: Write>(
     a: &RunArgs,
+    sink: W,
     out: Option<&Path>,
     prog: &Program,
     hw: &HardwareModel,
     settings: &[Setting],
     opts: RunOptions,
-) -> anyhow::Result<(Breakdown, Vec<PointResult>)> {
+) -> anyhow::Result<Streamed<W>> {
     let variables: Vec<String> = settings.iter().map(|s| s.name.clone()).collect();
-    let mut writer = PointWriter::new(open_output(out)?, a.format.into(), &variables);
+    let mut writer = PointWriter::new(sink, a.format.into(), &variables);
     writer.begin().map_err(|e| output_error(out, e))?;
     let mut total = Breakdown::default();
     let mut plotted = Vec::new();
@@ -159,26 +169,8 @@ fn stream_points(
         }
         Ok(())
     })?;
-    writer.finish().map_err(|e| output_error(out, e))?;
-    Ok((total, plotted))
-}
-
-/// `FILE.partial` for `FILE`.
-fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".partial");
-    PathBuf::from(name)
-}
-
-/// `FILE`, or standard output.
-fn open_output(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(path) => {
-            let file = File::create(path).with_context(|| format!("writing {}", path.display()))?;
-            Box::new(BufWriter::new(file))
-        }
-        None => Box::new(BufWriter::new(std::io::stdout().lock())),
-    })
+    let sink = writer.finish().map_err(|e| output_error(out, e))?;
+    Ok(((total, plotted), sink))
 }
 
 fn output_error(path: Option<&Path>, source: std::io::Error) -> chips_eval::Error {
@@ -211,5 +203,5 @@ fn write_plot(path: &Path, results: &RunResults, title: &str) -> anyhow::Result<
             path.display()
         ),
     };
-    std::fs::write(path, data).with_context(|| format!("writing {}", path.display()))
+    arpsim::output::write(path, data).with_context(|| format!("writing {}", path.display()))
 }
