@@ -222,6 +222,8 @@ struct Frame {
     sid: Sid,
     kind: SectionKind,
     function: Option<String>,
+    /// The address of the enter call.
+    site: u64,
     cycles: u64,
     instructions: u64,
 }
@@ -232,6 +234,8 @@ pub struct TraceStats {
     pub path: Vec<Sid>,
     /// The function containing each section's enter call.
     pub functions: Vec<Option<String>>,
+    /// The address of each section's enter call (for source locations).
+    pub sites: Vec<u64>,
     pub kind: &'static str,
     pub count: u64,
     pub total_cycles: u64,
@@ -261,6 +265,7 @@ impl SectionStats {
             sid,
             kind,
             function: site.function.clone(),
+            site: site.addr,
             cycles: c.cycles.get(),
             instructions: c.instructions.get(),
         });
@@ -275,6 +280,7 @@ impl SectionStats {
         }
         let path: Vec<Sid> = stack.iter().map(|f| f.sid).collect();
         let functions = stack.iter().map(|f| f.function.clone()).collect();
+        let sites = stack.iter().map(|f| f.site).collect();
         let frame = stack.pop().expect("checked non-empty");
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
@@ -284,6 +290,7 @@ impl SectionStats {
             .or_insert_with(|| TraceStats {
                 path,
                 functions,
+                sites,
                 kind: kind_name(frame.kind),
                 count: 0,
                 total_cycles: 0,

@@ -58,6 +58,7 @@ pub mod semihost;
 pub mod signals;
 pub mod sirgen;
 pub mod suite;
+pub mod symbols;
 pub mod target;
 pub mod threads;
 pub mod trace_events;

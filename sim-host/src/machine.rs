@@ -249,6 +249,8 @@ pub struct RunOutcome {
     /// The section timeline (with `ArpOptions::trace_events`).
     pub section_events: Vec<crate::arp_host::SectionEvent>,
     pub section_events_dropped: u64,
+    /// The guest that ran (for source locations in reports).
+    pub image: Rc<GuestImage>,
 }
 
 /// A block's price, packed for the hot path.
@@ -1538,6 +1540,7 @@ pub fn run(
     warnings.append(&mut st.arp.warnings);
     let playback = st.arp.playback_report();
     Ok(RunOutcome {
+        image: Rc::clone(&image),
         stop,
         cycles: st.sched.latest_clock().max(st.cycles),
         instructions: st.instructions,

@@ -12,7 +12,8 @@
 //!             "exit_status"?: integer, "message"?: string },
 //!   "totals": { "instructions": integer, "cycles": integer, "cpi": number,
 //!               "simulated_seconds": number, "host_seconds": number, "mips": number },
-//!   "sections": [ { "path": [sid...], "functions": [name|null...], "kind": "plain"|"kernel"|"profiled",
+//!   "sections": [ { "path": [sid...], "functions": [name|null...],
+//!                   "sources": [{"function", "file", "line"}...], "kind": "plain"|"kernel"|"profiled",
 //!                   "count": integer, "total_cycles": integer, "mean_cycles": number,
 //!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
 //!                   "share": number } ],
@@ -104,6 +105,9 @@ pub struct Totals {
 pub struct SectionRow {
     pub path: Vec<u16>,
     pub functions: Vec<Option<String>>,
+    /// Where each section's enter call is: function (demangled, the
+    /// innermost inlined one), source file and line.
+    pub sources: Vec<crate::symbols::SourceLocation>,
     pub kind: &'static str,
     pub count: u64,
     pub total_cycles: u64,
@@ -146,12 +150,23 @@ impl Report {
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
+        let sites: Vec<u64> = outcome
+            .sections
+            .iter()
+            .flat_map(|t| t.sites.clone())
+            .collect();
+        let located = crate::symbols::locate_all(&outcome.image, &sites);
         let sections = outcome
             .sections
             .iter()
             .map(|t: &TraceStats| SectionRow {
                 path: t.path.clone(),
                 functions: t.functions.clone(),
+                sources: t
+                    .sites
+                    .iter()
+                    .filter_map(|s| located.get(s).cloned())
+                    .collect(),
                 kind: t.kind,
                 count: t.count,
                 total_cycles: t.total_cycles,
@@ -209,21 +224,7 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         if !self.sections.is_empty() {
-            let paths: Vec<String> = self
-                .sections
-                .iter()
-                .map(|s| {
-                    s.path
-                        .iter()
-                        .zip(&s.functions)
-                        .map(|(sid, f)| match f {
-                            Some(f) => format!("{sid}({f})"),
-                            None => sid.to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" > ")
-                })
-                .collect();
+            let paths: Vec<String> = self.sections.iter().map(section_label).collect();
             let width = paths.iter().map(String::len).max().unwrap_or(0).max(12);
             let _ = writeln!(
                 out,
@@ -369,6 +370,21 @@ impl Report {
                 .map(|m| (parallel as f64 - m as f64) / m.max(1) as f64 * 100.0),
         });
     }
+}
+
+/// A trace as the table shows it: the section ids, outermost first, then
+/// where the innermost section is entered (`8 > 7 > 1 main (filter.c:83)`).
+fn section_label(s: &SectionRow) -> String {
+    let chain: Vec<String> = s.path.iter().map(u16::to_string).collect();
+    let last = s.path.len().saturating_sub(1);
+    let place = match (s.sources.get(last), s.functions.get(last)) {
+        (Some(source), _) => source.short(),
+        (None, Some(Some(f))) => f.clone(),
+        _ => String::new(),
+    };
+    format!("{} {place}", chain.join(" > "))
+        .trim_end()
+        .to_owned()
 }
 
 /// The grouped findings, and a note where the report lists only the first

@@ -93,6 +93,15 @@ fn c_files() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The linker's value for the debug information of discarded functions:
+/// not 0 (lld's default), which on a core whose code starts near address 0
+/// makes them overlap real code and misnames every source location.
+macro_rules! tombstone {
+    () => {
+        "\"-C\", \"link-arg=-zdead-reloc-in-nonalloc=.debug_*=0xffffffff\""
+    };
+}
+
 /// What differs between the Arm and RISC-V runtime crates.
 struct Runtime {
     dependencies: &'static str,
@@ -109,7 +118,7 @@ fn runtime(arch: Arch) -> Runtime {
             uses: "use cortex_m_rt::entry;\nuse cortex_m_semihosting::{debug, hprintln};\n\
                    use panic_semihosting as _;",
             exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
-            rustflags: "\"-C\", \"link-arg=-Tlink.x\"",
+            rustflags: concat!("\"-C\", \"link-arg=-Tlink.x\", ", tombstone!()),
         },
         Arch::Riscv => Runtime {
             dependencies: "riscv-rt = \"0.12\"\nriscv = { version = \"0.12\", features = [\"critical-section-single-hart\"] }\n\
@@ -117,7 +126,10 @@ fn runtime(arch: Arch) -> Runtime {
             uses: "use riscv_rt::entry;\nuse riscv_semihosting::{debug, hprintln};\nuse panic_halt as _;\n\
                    // Linked for its single-hart critical section (semihosting output).\nuse riscv as _;",
             exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
-            rustflags: "\"-C\", \"link-arg=-Tmemory.x\", \"-C\", \"link-arg=-Tlink.x\"",
+            rustflags: concat!(
+                "\"-C\", \"link-arg=-Tmemory.x\", \"-C\", \"link-arg=-Tlink.x\", ",
+                tombstone!()
+            ),
         },
     }
 }

@@ -108,16 +108,20 @@ fn the_installed_binary_runs_every_built_in_target_from_an_empty_folder() {
     let _ = std::fs::remove_dir_all(&empty);
 }
 
-/// The example's output line and its section table, named in source terms.
-fn assert_ran(out: &Output, name: &str, function: &str) {
+/// The example's output line and its section table, named in source
+/// terms: the kernel's function and the file and line of its enter call.
+fn assert_ran(out: &Output, name: &str, function: &str, file: &str) {
     let all = text(out);
     assert_eq!(out.status.code(), Some(0), "{all}");
-    assert!(
-        all.contains(&format!("{name}: 8 blocks filtered, checksum 6eea77c0")),
-        "{all}"
-    );
-    assert!(all.contains(&format!("> 1({function})")), "{all}");
-    assert!(all.contains("kernel          8"), "{all}");
+    let line = format!("{name}: 8 blocks filtered, checksum 6eea77c0");
+    assert!(all.contains(&line), "{all}");
+    let kernel = all
+        .lines()
+        .find(|l| l.starts_with("2 > 1 "))
+        .unwrap_or_else(|| panic!("no kernel row: {all}"));
+    assert!(kernel.starts_with(&format!("2 > 1 {function}")), "{kernel}");
+    assert!(kernel.contains(&format!("({file}:")), "{kernel}");
+    assert!(kernel.contains("kernel          8"), "{kernel}");
 }
 
 #[test]
@@ -135,7 +139,7 @@ fn a_new_c_project_builds_and_runs_with_make_run() {
             .arg("run")
             .output()
             .unwrap();
-        assert_ran(&out, &name, "main");
+        assert_ran(&out, &name, "main", "main.c");
         assert!(work.join(&name).join("build/data.arp").exists());
     }
     let _ = std::fs::remove_dir_all(&work);
@@ -159,7 +163,11 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run() {
     let work = scratch("new-rust");
     for (target, triple, main) in [
         ("cortex-m4", "thumbv7em-none-eabi", "__cortex_m_rt_main"),
-        ("rv32imac", "riscv32imac-unknown-none-elf", "main"),
+        (
+            "rv32imac",
+            "riscv32imac-unknown-none-elf",
+            "__risc_v_rt__main",
+        ),
     ] {
         if !rust_target_installed(triple) {
             eprintln!(
@@ -179,12 +187,8 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run() {
             .output()
             .unwrap();
         // demangled: the crate's own function, not `_ZN…17h…E`
-        let function = if main == "main" {
-            main.to_owned()
-        } else {
-            format!("{name}::{main}")
-        };
-        assert_ran(&out, &name, &function);
+        let function = format!("{name}::{main}");
+        assert_ran(&out, &name, &function, "main.rs");
     }
     let _ = std::fs::remove_dir_all(&work);
 }
