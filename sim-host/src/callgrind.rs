@@ -134,6 +134,11 @@ pub struct CallgrindCollector {
     self_cost: Vec<Cost>,
     /// (caller, callee) -> calls.
     calls: BTreeMap<(usize, usize), CallCost>,
+    /// (caller, callee) -> the first call's return address (its line).
+    call_sites: BTreeMap<(usize, usize), u64>,
+    /// Self cost per block start address, with the block's function: the
+    /// per-line costs of the source annotation.
+    block_costs: AddrMap<(usize, Cost)>,
     total: Cost,
 }
 
@@ -152,6 +157,8 @@ impl CallgrindCollector {
             threads: Vec::new(),
             current: 0,
             calls: BTreeMap::new(),
+            call_sites: BTreeMap::new(),
+            block_costs: AddrMap::default(),
             total: Cost::default(),
         })
     }
@@ -262,6 +269,9 @@ impl CallgrindCollector {
         }
         if caller != NO_FUNCTION {
             self.calls.entry((caller, function)).or_default().count += 1;
+            self.call_sites
+                .entry((caller, function))
+                .or_insert(return_addr);
         }
     }
 
@@ -302,19 +312,28 @@ impl CallgrindCollector {
         file.commit().map_err(err)
     }
 
-    /// The callgrind text (format version 1).
+    /// The callgrind text (format version 1), with source positions
+    /// (`fl=`/`fi=`/`fe=` and line numbers from the DWARF line tables) so
+    /// `callgrind_annotate --auto=yes` shows annotated source; costs
+    /// without debug information sit on line 0 of `???`.
     pub fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        // Close the open frames on a copy: writing does not end the run.
-        let mut calls = self.calls.clone();
-        for t in &self.threads {
-            for f in &t.stack {
-                calls
-                    .entry((f.caller, f.function))
-                    .or_default()
-                    .inclusive
-                    .add(t.charged.since(f.entered));
-            }
-        }
+        let calls = self.calls_closed_now();
+        let sites: Vec<u64> = self
+            .block_costs
+            .keys()
+            .copied()
+            .chain(self.call_sites.values().map(|r| r.saturating_sub(2)))
+            .chain(self.image.functions.iter().map(|f| f.addr))
+            .collect();
+        let places = crate::symbols::locate_all(&self.image, &sites);
+        let place = |addr: u64| -> (String, u32) {
+            places.get(&addr).map_or(("???".into(), 0), |l| {
+                (
+                    l.file.clone().unwrap_or_else(|| "???".into()),
+                    l.line.unwrap_or(0),
+                )
+            })
+        };
         let elf = self.image.file.display().to_string();
         writeln!(w, "# callgrind format")?;
         writeln!(w, "version: 1")?;
@@ -328,39 +347,50 @@ impl CallgrindCollector {
             self.total.cycles, self.total.instructions
         )?;
         writeln!(w)?;
-        // No line information: every cost sits on line 0 of the unknown
-        // file `???` (valgrind's own convention, which callgrind_annotate
-        // does not try to open), in the ELF as object; names compressed.
         writeln!(w, "ob=(1) {elf}")?;
-        writeln!(w, "fl=(1) ???")?;
+        let mut names = Names::default();
+        let lines = self.lines_per_function(&place);
         let n = self.image.functions.len();
-        let mut named = vec![false; n + 1];
-        let mut name = |w: &mut dyn Write, key: &str, f: usize| -> std::io::Result<()> {
-            let slot = f.min(n);
-            if named[slot] {
-                writeln!(w, "{key}=({})", slot + 1)
-            } else {
-                named[slot] = true;
-                writeln!(w, "{key}=({}) {}", slot + 1, self.name(f))
-            }
-        };
         for slot in 0..=n {
             let out: Vec<_> = calls
                 .iter()
                 .filter(|((caller, _), _)| *caller != NO_FUNCTION && self.slot(*caller) == slot)
                 .collect();
-            let own = self.self_cost[slot];
-            if own == Cost::default() && out.is_empty() {
+            let own = lines.get(&slot);
+            if own.is_none() && out.is_empty() {
                 continue;
             }
+            let home = self.home_file(slot, &place);
             writeln!(w)?;
-            name(w, "fn", slot)?;
-            writeln!(w, "0 {} {}", own.cycles, own.instructions)?;
-            for ((_, callee), c) in out {
-                writeln!(w, "cfl=(1)")?;
-                name(w, "cfn", *callee)?;
+            names.write(w, "fl", &home, Kind::File)?;
+            names.write(w, "fn", &self.name(slot), Kind::Function)?;
+            for ((file, line), cost) in own.into_iter().flatten() {
+                if *file != home {
+                    names.write(w, "fi", file, Kind::File)?;
+                }
+                writeln!(w, "{line} {} {}", cost.cycles, cost.instructions)?;
+                if *file != home {
+                    names.write(w, "fe", &home, Kind::File)?;
+                }
+            }
+            for (edge, c) in out {
+                let site = self
+                    .call_sites
+                    .get(edge)
+                    .map_or(0, |r| place(r.saturating_sub(2)).1);
+                names.write(
+                    w,
+                    "cfl",
+                    &self.home_file(self.slot(edge.1), &place),
+                    Kind::File,
+                )?;
+                names.write(w, "cfn", &self.name(edge.1), Kind::Function)?;
                 writeln!(w, "calls={} 0", c.count)?;
-                writeln!(w, "0 {} {}", c.inclusive.cycles, c.inclusive.instructions)?;
+                writeln!(
+                    w,
+                    "{site} {} {}",
+                    c.inclusive.cycles, c.inclusive.instructions
+                )?;
             }
         }
         writeln!(w)?;
@@ -369,6 +399,84 @@ impl CallgrindCollector {
             "totals: {} {}",
             self.total.cycles, self.total.instructions
         )
+    }
+
+    /// The call edges with the frames still open closed at the current
+    /// costs (writing does not end the run).
+    fn calls_closed_now(&self) -> BTreeMap<(usize, usize), CallCost> {
+        let mut calls = self.calls.clone();
+        for t in &self.threads {
+            for f in &t.stack {
+                calls
+                    .entry((f.caller, f.function))
+                    .or_default()
+                    .inclusive
+                    .add(t.charged.since(f.entered));
+            }
+        }
+        calls
+    }
+
+    /// Self costs per function slot and (file, line), lines in order.
+    fn lines_per_function(
+        &self,
+        place: &dyn Fn(u64) -> (String, u32),
+    ) -> BTreeMap<usize, BTreeMap<(String, u32), Cost>> {
+        let mut lines: BTreeMap<usize, BTreeMap<(String, u32), Cost>> = BTreeMap::new();
+        for (addr, (slot, cost)) in &self.block_costs {
+            lines
+                .entry(*slot)
+                .or_default()
+                .entry(place(*addr))
+                .or_default()
+                .add(*cost);
+        }
+        lines
+    }
+
+    /// The source file of a function: where its first instruction is.
+    fn home_file(&self, slot: usize, place: &dyn Fn(u64) -> (String, u32)) -> String {
+        self.image
+            .functions
+            .get(slot)
+            .map_or_else(|| "???".to_owned(), |f| place(f.addr).0)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Function,
+}
+
+/// Callgrind's name compression: a name's first use defines `(id) name`,
+/// later uses write `(id)` alone; files and functions count separately.
+#[derive(Default)]
+struct Names {
+    files: std::collections::HashMap<String, usize>,
+    functions: std::collections::HashMap<String, usize>,
+}
+
+impl Names {
+    fn write(
+        &mut self,
+        w: &mut dyn Write,
+        key: &str,
+        name: &str,
+        kind: Kind,
+    ) -> std::io::Result<()> {
+        let table = match kind {
+            Kind::File => &mut self.files,
+            Kind::Function => &mut self.functions,
+        };
+        match table.get(name) {
+            Some(id) => writeln!(w, "{key}=({id})"),
+            None => {
+                let id = table.len() + 1;
+                table.insert(name.to_owned(), id);
+                writeln!(w, "{key}=({id}) {name}")
+            }
+        }
     }
 }
 
@@ -430,6 +538,11 @@ impl ExecutionObserver for CallgrindCollector {
         self.threads[thread as usize].charged.add(cost);
         let slot = info.function.min(self.image.functions.len());
         self.self_cost[slot].add(cost);
+        let block = self
+            .block_costs
+            .entry(addr)
+            .or_insert((slot, Cost::default()));
+        block.1.add(cost);
         self.total.add(cost);
     }
 }

@@ -166,6 +166,7 @@ fn callgrind_profile_of_filter() {
 
         if have("callgrind_annotate") {
             let out = std::process::Command::new("callgrind_annotate")
+                .arg("--auto=yes")
                 .arg(&file)
                 .output()
                 .unwrap();
@@ -176,6 +177,16 @@ fn callgrind_profile_of_filter() {
             );
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(stdout.contains("filter_horizontally"), "{stdout}");
+            // source lines with their costs: the kernel's inner loop line
+            assert!(
+                stdout.contains("Auto-annotated source:") && stdout.contains("filter.c"),
+                "{stdout}"
+            );
+            let annotated_loop = stdout.lines().any(|l| {
+                l.contains("image_out[y][x] =")
+                    && l.trim_start().starts_with(|c: char| c.is_ascii_digit())
+            });
+            assert!(annotated_loop, "no costed source line: {stdout}");
         } else {
             eprintln!("callgrind_annotate not installed: not checked");
         }
