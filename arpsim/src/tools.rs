@@ -42,7 +42,7 @@ pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
                 .join(" "),
             Payload::Average { means, .. } => means
                 .iter()
-                .map(|m| format!("{m}"))
+                .map(|&m| number(m))
                 .collect::<Vec<_>>()
                 .join(" "),
             Payload::Histogram { histograms, .. } => histograms
@@ -175,7 +175,7 @@ pub fn write_stats(stats: &[TraceStats], out: &mut dyn Write) -> Result<()> {
         "trace", "set", "count", "mean", "min", "max", "total"
     )
     .map_err(io_out)?;
-    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v}"));
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), number);
     for t in stats {
         let path: Vec<String> = t.path.iter().map(|s| s.to_string()).collect();
         let path = path.join(" ");
@@ -185,17 +185,40 @@ pub fn write_stats(stats: &[TraceStats], out: &mut dyn Write) -> Result<()> {
         for (i, s) in t.sets.iter().enumerate() {
             writeln!(
                 out,
-                "{path:<40} {i:>3} {:>10} {:>14.2} {:>14} {:>14} {:>16}",
+                "{path:<40} {i:>3} {:>10} {:>14} {:>14} {:>14} {:>16}",
                 t.count,
-                s.mean,
+                number(s.mean),
                 opt(s.min),
                 opt(s.max),
-                s.total
+                number(s.total)
             )
             .map_err(io_out)?;
         }
     }
     Ok(())
+}
+
+/// Significant digits kept when a number is printed for people.
+const SHOWN_DIGITS: usize = 12;
+
+/// A number of the dump and the stats table as a person writes it:
+/// `55847.2`, not `55847.20000000056`.
+///
+/// Means and totals are computed in `f64` (sums of samples, mean × count
+/// over average records, the engine's sum / count), so their last three
+/// or four of the 15–17 significant digits are rounding noise. A number
+/// with a fraction is therefore rounded to 12 significant digits and then
+/// printed in Rust's shortest round-trip form of that rounded value, which
+/// drops trailing zeros (`7991.2`, `0.000125`, `16.6666666667`). Min and
+/// max of `float` samples (widened from `f32`) are printed the same way.
+/// Whole numbers (cycle counts) are printed with every digit, never
+/// rounded.
+pub fn number(v: f64) -> String {
+    if !v.is_finite() || v.fract() == 0.0 {
+        return format!("{v}");
+    }
+    let rounded: f64 = format!("{v:.*e}", SHOWN_DIGITS - 1).parse().unwrap_or(v);
+    format!("{rounded}")
 }
 
 /// Options of [`convert`].
@@ -348,6 +371,36 @@ mod tests {
         write_stats(&s, &mut out).unwrap();
         let table = String::from_utf8(out).unwrap();
         assert!(table.contains(" 36893488147419103230 "), "{table}");
-        assert!(table.contains(" 12.00 "), "{table}");
+        assert!(table.contains(" 12 "), "{table}");
+    }
+
+    #[test]
+    fn numbers_are_printed_as_people_write_them() {
+        assert_eq!(number(55847.20000000056), "55847.2");
+        assert_eq!(number(279236.0 / 5.0), "55847.2");
+        assert_eq!(number(4482.0), "4482");
+        assert_eq!(number(3585600.0), "3585600");
+        assert_eq!(number(0.1 + 0.2), "0.3");
+        assert_eq!(number(0.000125), "0.000125");
+        assert_eq!(number(50.0 / 3.0), "16.6666666667");
+        assert_eq!(number(-2.5), "-2.5");
+        assert_eq!(number(2.0 * u64::MAX as f64), "36893488147419103000");
+        assert_eq!(number(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn stats_of_average_records_print_without_rounding_noise() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two average records of one trace: in f64 their total is
+        // 0.30000000000000004 and their mean 0.15000000000000002.
+        let text = "# Atomium record and playback data - format version 1.1.\n0 0 1 5\n2\n\
+1 0 4: 1 0.1;\n1 1: 1 0.2;\n";
+        let s = stats(&file(dir.path(), text)).unwrap();
+        assert_eq!(s[0].sets[0].total, 0.1 + 0.2);
+        let mut out = Vec::new();
+        write_stats(&s, &mut out).unwrap();
+        let table = String::from_utf8(out).unwrap();
+        let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+        assert_eq!(row, ["4", "0", "2", "0.15", "-", "-", "0.3"], "{table}");
     }
 }

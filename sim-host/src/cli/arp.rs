@@ -1,11 +1,16 @@
-//! `sim-host arp dump|stats|convert`: look into and convert data.arp files
-//! (a thin layer over `arpsim::tools`).
+//! `sim-host arp dump|stats|convert|export-extrap`: look into and convert
+//! data.arp files (a thin layer over `arpsim::tools`).
+//!
+//! Standard output carries only data (the dump, the table, a converted
+//! file written to `-`); status lines go to standard error. A reader that
+//! closes standard output early (`sim-host arp dump data.arp | head`) has
+//! all it wanted: the command then ends quietly with status 0.
 
 use anyhow::{bail, Context, Result};
 use arpsim::tools::{self, ConvertOptions};
 use arpsim::types::{FileFormat, Mode};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,116 +26,172 @@ enum Command {
     Stats { file: PathBuf },
     /// Write measurements in Extra-P's JSON Lines input format, one line
     /// per run, call path and metric.
-    ExportExtrap {
-        /// Runs as PARAM=VALUE[,PARAM=VALUE...]:FILE, e.g. n=1024:run.arp.
-        #[arg(required = true)]
-        runs: Vec<String>,
-        /// Output file (JSON Lines).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Section names from a SIR (`sim-host sir generate`).
-        #[arg(long)]
-        sir: Option<PathBuf>,
-        /// Section names as NAME=SID.
-        #[arg(long)]
-        section: Vec<String>,
-        /// Metric name of the values (default: cycles).
-        #[arg(long, default_value = "cycles")]
-        metric: String,
-        /// Also write metric `executions`.
-        #[arg(long)]
-        counts: bool,
-    },
+    ExportExtrap(ExportExtrapArgs),
     /// Convert between formats and modes (record_all -> record_average or
     /// record_histogram; the reverse is refused).
-    Convert {
-        input: PathBuf,
-        output: PathBuf,
-        /// ascii or binary.
-        #[arg(long, default_value = "ascii")]
-        format: String,
-        /// gzip the output.
-        #[arg(long)]
-        gzip: bool,
-        /// Switch the data to this mode while converting.
-        #[arg(long)]
-        mode: Option<String>,
-    },
+    Convert(ConvertArgs),
+}
+
+#[derive(clap::Args)]
+struct ExportExtrapArgs {
+    /// Runs as PARAM=VALUE[,PARAM=VALUE...]:FILE, e.g. n=1024:run.arp.
+    #[arg(required = true)]
+    runs: Vec<String>,
+    /// Output file (JSON Lines; `-` for standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Section names from a SIR (`sim-host sir generate`).
+    #[arg(long)]
+    sir: Option<PathBuf>,
+    /// Section names as NAME=SID.
+    #[arg(long)]
+    section: Vec<String>,
+    /// Metric name of the values (default: cycles).
+    #[arg(long, default_value = "cycles")]
+    metric: String,
+    /// Also write metric `executions`.
+    #[arg(long)]
+    counts: bool,
+}
+
+#[derive(clap::Args)]
+struct ConvertArgs {
+    input: PathBuf,
+    /// The converted file (`-` for standard output).
+    output: PathBuf,
+    /// ascii or binary.
+    #[arg(long, default_value = "ascii")]
+    format: String,
+    /// gzip the output.
+    #[arg(long)]
+    gzip: bool,
+    /// Switch the data to this mode while converting.
+    #[arg(long)]
+    mode: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match args.command {
-        Command::Dump { file } => tools::dump(&file, &mut out)?,
+    let result = match args.command {
+        Command::Dump { file } => print_to_stdout(|out| tools::dump(&file, out)),
         Command::Stats { file } => {
             let stats = tools::stats(&file)?;
-            tools::write_stats(&stats, &mut out)?;
+            print_to_stdout(|out| tools::write_stats(&stats, out))
         }
-        Command::ExportExtrap {
-            runs,
-            output,
-            sir,
-            section,
-            metric,
-            counts,
-        } => {
-            use arpsim::measure::{RunSpec, SectionNames};
-            let runs = runs
-                .iter()
-                .map(|r| RunSpec::parse(r))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut names = SectionNames::default();
-            if let Some(path) = &sir {
-                let file = std::fs::File::open(path)
-                    .with_context(|| format!("--sir {}", path.display()))?;
-                let parsed =
-                    sir::parse(std::io::BufReader::new(file), &sir::ParseOptions::default())
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                let found = sir::arp::section_names(parsed.document)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                for (sid, name) in found {
-                    names.add(sid, &name, &path.display().to_string())?;
-                }
-            }
-            for spec in &section {
-                names.add_spec(spec)?;
-            }
-            let options = arpsim::extrap::ExportOptions {
-                metric,
-                value_set: 0,
-                counts,
-            };
-            let mut text = Vec::new();
-            let lines = arpsim::extrap::export(&runs, &names, &options, &mut text)?;
-            arpsim::output::write(&output, text)
-                .with_context(|| format!("writing {}", output.display()))?;
-            writeln!(out, "{lines} lines written to {}", output.display())?;
-        }
-        Command::Convert {
-            input,
-            output,
-            format,
-            gzip,
-            mode,
-        } => {
-            let format = match format.as_str() {
-                "ascii" => FileFormat::Ascii,
-                "binary" => FileFormat::Binary,
-                other => bail!("--format {other}: expected ascii or binary"),
-            };
-            let mode = match mode.as_deref() {
-                None => None,
-                Some("record_average") => Some(Mode::RecordAverage),
-                Some("record_histogram") => Some(Mode::RecordHistogram),
-                Some("record_all") => Some(Mode::RecordAll),
-                Some(other) => {
-                    bail!("--mode {other}: expected record_average, record_histogram or record_all")
-                }
-            };
-            let records = tools::convert(&input, &output, &ConvertOptions { format, gzip, mode })?;
-            writeln!(out, "{records} records written to {}", output.display())?;
+        Command::ExportExtrap(args) => export_extrap(args),
+        Command::Convert(args) => convert(&args),
+    };
+    quiet_when_stdout_closed(result)
+}
+
+/// Runs `print` on a buffered standard output and flushes it.
+fn print_to_stdout(print: impl FnOnce(&mut dyn Write) -> arpsim::error::Result<()>) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    print(&mut out)?;
+    out.flush().context("writing standard output")?;
+    Ok(())
+}
+
+/// A broken pipe means the reader of our output (`| head`) stopped
+/// reading: not an error of ours, so the command ends with status 0 and
+/// prints nothing more.
+fn quiet_when_stdout_closed(result: Result<()>) -> Result<()> {
+    match result {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn export_extrap(args: ExportExtrapArgs) -> Result<()> {
+    use arpsim::measure::RunSpec;
+    arpsim::output::preflight(&[("--output", &args.output)]).map_err(anyhow::Error::msg)?;
+    let runs = args
+        .runs
+        .iter()
+        .map(|r| RunSpec::parse(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names = section_names(args.sir.as_deref(), &args.section)?;
+    let options = arpsim::extrap::ExportOptions {
+        metric: args.metric,
+        value_set: 0,
+        counts: args.counts,
+    };
+    let mut text = Vec::new();
+    let lines = arpsim::extrap::export(&runs, &names, &options, &mut text)?;
+    arpsim::output::write(&args.output, text)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    sim_host::say!("{lines} lines written to {}", args.output.display());
+    Ok(())
+}
+
+/// Section names from `--sir FILE` and `--section NAME=SID`.
+fn section_names(sir: Option<&Path>, specs: &[String]) -> Result<arpsim::measure::SectionNames> {
+    let mut names = arpsim::measure::SectionNames::default();
+    if let Some(path) = sir {
+        let file =
+            std::fs::File::open(path).with_context(|| format!("--sir {}", path.display()))?;
+        let parsed = sir::parse(std::io::BufReader::new(file), &sir::ParseOptions::default())
+            .map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))?;
+        let found = sir::arp::section_names(parsed.document)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        for (sid, name) in found {
+            names.add(sid, &name, &path.display().to_string())?;
         }
     }
+    for spec in specs {
+        names.add_spec(spec)?;
+    }
+    Ok(names)
+}
+
+fn convert(args: &ConvertArgs) -> Result<()> {
+    let options = ConvertOptions {
+        format: file_format(&args.format)?,
+        gzip: args.gzip,
+        mode: args.mode.as_deref().map(mode).transpose()?,
+    };
+    arpsim::output::preflight(&[("OUTPUT", &args.output)]).map_err(anyhow::Error::msg)?;
+    let records = tools::convert(&args.input, &args.output, &options)?;
+    sim_host::say!("{records} records written to {}", args.output.display());
     Ok(())
+}
+
+fn file_format(name: &str) -> Result<FileFormat> {
+    match name {
+        "ascii" => Ok(FileFormat::Ascii),
+        "binary" => Ok(FileFormat::Binary),
+        other => bail!("--format {other}: expected ascii or binary"),
+    }
+}
+
+fn mode(name: &str) -> Result<Mode> {
+    match name {
+        "record_average" => Ok(Mode::RecordAverage),
+        "record_histogram" => Ok(Mode::RecordHistogram),
+        "record_all" => Ok(Mode::RecordAll),
+        other => {
+            bail!("--mode {other}: expected record_average, record_histogram or record_all")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_broken_pipe_is_quiet() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        let wrapped = anyhow::Error::new(pipe).context("writing -");
+        assert!(quiet_when_stdout_closed(Err(wrapped)).is_ok());
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(quiet_when_stdout_closed(Err(anyhow::Error::new(denied))).is_err());
+    }
 }

@@ -1,0 +1,197 @@
+//! Every command line of README.md's `sh` blocks that starts with `$S ` or
+//! `sim-host ` runs, in order, from the repository root, and exits 0.
+//!
+//! A line is made runnable by rewriting it (see [`Rewrite`]): `$S` and a
+//! leading `sim-host` become the built binary, `$G` the cortex-m4 guests;
+//! the README's placeholders (`prog.elf`, `./energy.so`, ...) become the
+//! repository's own guests and plugin; every bare file name (`data.arp`,
+//! `r.json`, ...) moves into a scratch folder, so outputs land there and
+//! later lines read them back; `[optional parts]` are kept, so the
+//! optional flags are tested too; a `# comment` is cut. Lines run under
+//! `bash -o pipefail`, so `$S arp dump data.arp | head` must exit 0 too.
+
+use e2e_tests::{guest, have, repo_root, scratch, sim_host_bin};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Extensions of the file names the README's commands write and read.
+const FILE_EXTENSIONS: [&str; 6] = [".arp", ".json", ".jsonl", ".sir", ".callgrind", ".toml"];
+
+/// `(line number, text)` of every command line in README.md's sh blocks.
+fn readme_commands() -> Vec<(usize, String)> {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let mut in_sh = false;
+    let mut commands = Vec::new();
+    for (i, line) in readme.lines().enumerate() {
+        match line.trim_end() {
+            "```sh" => in_sh = true,
+            "```" => in_sh = false,
+            text if in_sh && (text.starts_with("$S ") || text.starts_with("sim-host ")) => {
+                commands.push((i + 1, text.to_string()))
+            }
+            _ => {}
+        }
+    }
+    commands
+}
+
+/// How README lines become runnable commands.
+struct Rewrite {
+    bin: PathBuf,
+    guests: PathBuf,
+    scratch: PathBuf,
+    /// The C example plugin, when a host gcc could build it.
+    plugin: Option<PathBuf>,
+}
+
+impl Rewrite {
+    fn new() -> Rewrite {
+        let scratch = scratch("readme-commands");
+        std::fs::create_dir_all(scratch.join("files")).unwrap();
+        let guests = guest("cortex-m4", "filter").parent().unwrap().to_owned();
+        let plugin = have("gcc").then(|| build_c_plugin(&scratch));
+        Rewrite {
+            bin: sim_host_bin(),
+            guests,
+            scratch,
+            plugin,
+        }
+    }
+
+    /// The shell text of a README line.
+    fn line(&self, line: &str) -> String {
+        let line = line.split(" #").next().unwrap().replace(['[', ']'], "");
+        let line = match line.strip_prefix("sim-host ") {
+            Some(rest) => format!("$S {rest}"),
+            None => line,
+        };
+        let mut words: Vec<String> = line.split_whitespace().map(|w| self.word(w)).collect();
+        if let Some(new) = words.iter().position(|w| w == "new") {
+            // `sim-host new NAME` creates the folder NAME: in the scratch folder.
+            words.insert(new + 1, format!("--dir {}", self.scratch.display()));
+        }
+        words.join(" ")
+    }
+
+    /// One word, rewritten piece by piece between `:` and `=`
+    /// (`n=1024:a.arp`, `./energy.so:pj_per_cycle=12`).
+    fn word(&self, word: &str) -> String {
+        let mut out = String::new();
+        let mut piece = String::new();
+        for c in word.chars() {
+            if c == ':' || c == '=' {
+                out.push_str(&self.piece(&piece));
+                out.push(c);
+                piece.clear();
+            } else {
+                piece.push(c);
+            }
+        }
+        out.push_str(&self.piece(&piece));
+        out
+    }
+
+    fn piece(&self, piece: &str) -> String {
+        let guests = self.guests.display();
+        let in_scratch = |name: &str| self.scratch.join(name).display().to_string();
+        match piece {
+            "$S" => self.bin.display().to_string(),
+            // a guest that ends within the README's --max-cycles 10000000
+            "prog.elf" => format!("{guests}/microbench.elf"),
+            "./energy.so" => match &self.plugin {
+                Some(plugin) => plugin.display().to_string(),
+                None => piece.to_string(),
+            },
+            "./files" => in_scratch("files"),
+            // Extra-P inputs: the two recordings of the lines above
+            "a.arp" => in_scratch("data.arp"),
+            "b.arp" => in_scratch("seq.arp"),
+            "prog.sir" => in_scratch("filter.sir"),
+            _ if piece.starts_with("$G/") => piece.replacen("$G", &guests.to_string(), 1),
+            _ if is_bare_file_name(piece) => in_scratch(piece),
+            _ => piece.to_string(),
+        }
+    }
+}
+
+fn is_bare_file_name(piece: &str) -> bool {
+    !piece.contains('/') && FILE_EXTENSIONS.iter().any(|ext| piece.ends_with(ext))
+}
+
+fn build_c_plugin(dir: &Path) -> PathBuf {
+    let so = dir.join("energy.so");
+    let out = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O2", "-I"])
+        .arg(repo_root().join("sim-host/include"))
+        .arg("-o")
+        .arg(&so)
+        .arg(repo_root().join("sim-host/plugins/example-c/energy.c"))
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so
+}
+
+#[test]
+fn every_readme_command_line_runs() {
+    let rewrite = Rewrite::new();
+    let commands = readme_commands();
+    assert!(commands.len() >= 15, "{commands:?}");
+    let mut failures = Vec::new();
+    for (number, text) in &commands {
+        if text.contains("./energy.so") && rewrite.plugin.is_none() {
+            eprintln!("README.md:{number}: skipped (no host gcc for the plugin)");
+            continue;
+        }
+        let shell = rewrite.line(text);
+        let out = Command::new("bash")
+            .args(["-o", "pipefail", "-c", &shell])
+            .current_dir(repo_root())
+            .env("SIM_HOST_SDK_DIR", rewrite.scratch.join("sdk"))
+            .output()
+            .expect("bash runs");
+        if !out.status.success() {
+            failures.push(format!(
+                "README.md:{number}: {text}\n  ran: {shell}\n  status {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&rewrite.scratch);
+}
+
+#[test]
+fn lines_are_rewritten_into_the_scratch_folder() {
+    let rewrite = Rewrite {
+        bin: "/b/sim-host".into(),
+        guests: "/g".into(),
+        scratch: "/s".into(),
+        plugin: Some("/s/energy.so".into()),
+    };
+    assert_eq!(
+        rewrite.line("$S run $G/filter.elf -o data.arp [--report-json r.json] # note"),
+        "/b/sim-host run /g/filter.elf -o /s/data.arp --report-json /s/r.json"
+    );
+    assert_eq!(
+        rewrite.line("$S arp export-extrap n=1024:a.arp --sir prog.sir -o x.jsonl"),
+        "/b/sim-host arp export-extrap n=1024:/s/data.arp --sir /s/filter.sir -o /s/x.jsonl"
+    );
+    assert_eq!(
+        rewrite.line("$S run prog.elf --plugin ./energy.so:pj_per_cycle=12"),
+        "/b/sim-host run /g/microbench.elf --plugin /s/energy.so:pj_per_cycle=12"
+    );
+    assert_eq!(
+        rewrite.line("sim-host new demo --target cortex-m4     # a C project"),
+        "/b/sim-host new --dir /s demo --target cortex-m4"
+    );
+    assert_eq!(
+        rewrite.line("$S suite suites/examples.toml --json suite.json"),
+        "/b/sim-host suite suites/examples.toml --json /s/suite.json"
+    );
+}
