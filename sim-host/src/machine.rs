@@ -618,11 +618,16 @@ fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
         .ok()
         .and_then(|_| uc.get_data().decoder.disassemble_one(&code, pc));
     let st = uc.get_data();
+    // The source line too, where the debug information knows it.
+    let source = crate::symbols::locate_all(&st.image, &[pc])
+        .remove(&pc)
+        .and_then(|l| l.file_line())
+        .map_or_else(String::new, |place| format!(" at {place}"));
     Stop::Fault(Fault {
         kind,
         address,
         pc,
-        location: st.image.describe(pc),
+        location: format!("{}{source}", st.image.describe(pc)),
         instruction,
         branches: st.branches(),
     })

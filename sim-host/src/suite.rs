@@ -625,7 +625,11 @@ fn judge(entry: &Entry, outcome: &machine::RunOutcome, report: &Report) -> Vec<S
         let how = match &outcome.stop {
             Stop::Exit(_) => String::new(),
             Stop::Fault(f) => format!(" (fault: {})", f.kind),
-            other => format!(" ({other:?})"),
+            _ => report
+                .stop
+                .message
+                .as_ref()
+                .map_or_else(String::new, |m| format!(" ({m})")),
         };
         failures.push(format!(
             "exit status {code}{how}, expected {}",

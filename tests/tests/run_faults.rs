@@ -54,6 +54,8 @@ fn memory_faults_name_kind_address_and_instruction() {
         assert!(err.contains("read of unmapped memory"), "{err}");
         assert!(err.contains("at address 0x90000000"), "{err}");
         assert!(err.contains("pc: main+0x"), "{err}");
+        // and the source line, from the DWARF
+        assert!(err.contains("crash.c:"), "{err}");
         assert!(err.contains("last taken branches"), "{err}");
         assert_partial_with_samples(&data);
 
