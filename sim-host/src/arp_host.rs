@@ -260,6 +260,15 @@ fn kind_name(kind: SectionKind) -> &'static str {
 }
 
 impl SectionStats {
+    /// The innermost open section of the deepest thread.
+    fn innermost(&self) -> Option<Sid> {
+        self.stacks
+            .values()
+            .max_by_key(|s| s.len())
+            .and_then(|s| s.last())
+            .map(|f| f.sid)
+    }
+
     fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: &CallSite, c: &Counters) {
         self.stacks.entry(tid).or_default().push(Frame {
             sid,
@@ -422,6 +431,11 @@ impl ArpHost {
 
     pub fn stats(&self) -> &SectionStats {
         &self.stats
+    }
+
+    /// The innermost section open in any thread (for the status line).
+    pub fn innermost_section(&self) -> Option<Sid> {
+        self.stats.innermost()
     }
 
     /// The playback verification: which recorded tuples were played how

@@ -50,6 +50,7 @@ pub mod elf;
 pub mod machine;
 pub mod plugin;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod sandbox;
 pub mod scaffold;

@@ -155,6 +155,8 @@ pub struct RunOptions {
     /// Set to a signal's number (by `signals::install`) to stop the run
     /// cleanly at the next block boundary.
     pub interrupt: Option<Arc<AtomicI32>>,
+    /// Where to publish snapshots for a live status line (`progress`).
+    pub progress: Option<Arc<crate::progress::ProgressShared>>,
     pub arp: ArpOptions,
     /// Profiling observers (none for a plain run).
     pub observers: Vec<Observer>,
@@ -320,6 +322,8 @@ struct State {
     max_cycles: u64,
     interrupt: Option<Arc<AtomicI32>>,
     timeout: Option<Duration>,
+    /// The live status display, when one is shown.
+    progress: Option<Arc<crate::progress::ProgressShared>>,
     stop: Option<Stop>,
     /// The invalid access and the PC of the instruction that made it.
     bad_access: Option<(MemType, u64, usize, u64)>,
@@ -348,6 +352,18 @@ struct State {
 }
 
 impl State {
+    /// Hands the status display what the run has done so far.
+    #[cold]
+    fn publish_progress(&self) {
+        if let Some(p) = &self.progress {
+            p.publish(crate::progress::Snapshot {
+                cycles: self.cycles,
+                instructions: self.instructions,
+                section: self.arp.innermost_section(),
+            });
+        }
+    }
+
     fn record_branch(&mut self, to: u64) {
         self.trail[self.trail_len % TRAIL] = (self.prev_last_insn as u32, to as u32);
         self.trail_len += 1;
@@ -1070,6 +1086,7 @@ pub fn run(
         max_cycles: options.max_cycles.unwrap_or(u64::MAX),
         interrupt: options.interrupt.clone(),
         timeout: options.timeout,
+        progress: options.progress.clone(),
         stop: None,
         bad_access: None,
         semihost: Semihost::new(
@@ -1237,6 +1254,9 @@ pub fn run(
                         stop_with(uc, Stop::Interrupted(signal));
                         return;
                     }
+                }
+                if st.progress.as_ref().is_some_and(|p| p.wanted()) {
+                    st.publish_progress();
                 }
                 if st.prev_fallthrough != addr {
                     st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);

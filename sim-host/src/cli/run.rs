@@ -22,6 +22,7 @@ use sim_host::signals::{self, StopRequest};
 use sim_host::target::{self, Target};
 use sim_host::{say, say_raw, trace_events};
 use std::cell::RefCell;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
@@ -148,6 +149,13 @@ pub struct Args {
     /// Do not print the report table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Show a live status line (cycles, instructions, MIPS, section, time)
+    /// even when stderr is not a terminal; on a terminal it is shown anyway.
+    #[arg(long, conflicts_with = "no_progress")]
+    pub progress: bool,
+    /// Never show the live status line.
+    #[arg(long)]
+    pub no_progress: bool,
     /// Write the guest's SIR annotated with the measured profile (APART
     /// dialect): cycles, instructions and counts per unit, loop and section,
     /// loop trip counts.
@@ -218,6 +226,8 @@ struct Prepared {
     callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
     expected_output: Option<Vec<u8>>,
     measured: Option<u64>,
+    /// Drawn while the guest runs; erased when dropped.
+    progress: Option<sim_host::progress::Progress>,
 }
 
 /// The ELF: before `--`, or first after it (the cargo-runner form
@@ -261,9 +271,12 @@ pub fn run(mut args: Args) -> Result<i32> {
         callgrind,
         expected_output,
         measured,
+        progress,
     } = prepared;
     let (name, clock) = (target.name.clone(), target.clock_hz);
-    let outcome = match machine::run(image, target, options) {
+    let outcome = machine::run(image, target, options);
+    drop(progress);
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e @ machine::MachineError::Setup { .. })
         | Err(e @ machine::MachineError::UnknownCpu { .. }) => {
@@ -360,7 +373,10 @@ fn prepare(args: &Args, elf: &Path, stop: &StopRequest) -> Result<Prepared> {
         .as_ref()
         .map(|p| measured_cycles(p).with_context(|| format!("--compare {}", p.display())))
         .transpose()?;
+    let show_progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
+    let progress = show_progress.then(|| sim_host::progress::Progress::start(target.clock_hz));
     let options = RunOptions {
+        progress: progress.as_ref().map(|p| p.shared()),
         max_cycles: args.max_cycles,
         timeout: args.timeout,
         fs_root: args.fs_root.clone(),
@@ -392,6 +408,7 @@ fn prepare(args: &Args, elf: &Path, stop: &StopRequest) -> Result<Prepared> {
         callgrind,
         expected_output,
         measured,
+        progress,
     })
 }
 
