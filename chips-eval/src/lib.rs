@@ -27,6 +27,8 @@
 //! * [`hardware`]: hardware model files, costs, devices, topologies;
 //! * [`eval`], [`value`]: the evaluation engine;
 //! * [`runtime`], [`output`], [`plot`]: the run-time services of Table 1;
+//! * [`shard`], [`merge`]: a sweep split over machines (`run --shard K/N`)
+//!   and put back together (`merge`);
 //! * [`measure`]: measurements from `data.arp` (through `arpsim`), run
 //!   parameters, section names (from a SIR through `sir`);
 //! * [`nnls`], [`fit`]: non-negative least squares, fit statistics,
@@ -121,12 +123,14 @@ pub mod fit;
 pub mod hardware;
 pub mod lexer;
 pub mod measure;
+pub mod merge;
 pub mod nnls;
 pub mod output;
 pub mod parser;
 pub mod plot;
 pub mod program;
 pub mod runtime;
+pub mod shard;
 pub mod value;
 pub mod vectypes;
 

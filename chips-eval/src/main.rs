@@ -10,8 +10,8 @@ fn main() -> std::process::ExitCode {
     match cli::dispatch(args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
+            eprintln!("error: {}", cli::error_text(&e));
+            std::process::ExitCode::from(cli::exit_status(&e))
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::diagnostic::quote;
 use crate::eval::Breakdown;
 use crate::runtime::{PointResult, RunResults};
+use crate::shard::Shard;
 use crate::value::{format_number, Value};
 use std::fmt::Write;
 use std::io;
@@ -43,6 +44,33 @@ pub struct PointWriter<W: io::Write> {
     /// Points written so far.
     count: u64,
     table: Cells,
+    /// Set for `run --shard`: the output says which sweep and shard it is
+    /// and each point its index in the whole sweep.
+    shard: Option<ShardHeader>,
+}
+
+/// What a shard's output carries so that `merge` can put the shards back
+/// together (see [`crate::shard`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardHeader {
+    /// [`crate::shard::sweep_hash`] of the sweep.
+    pub sweep: String,
+    pub shard: Shard,
+    /// Points of the whole sweep.
+    pub total_points: u64,
+}
+
+/// The name of the global index of a point in a shard's CSV column and
+/// JSON field.
+pub const POINT_INDEX: &str = "point_index";
+
+/// A point already rendered, as `merge` reads it from a shard's output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendered {
+    /// A CSV row without its line end.
+    CsvRow(String),
+    /// A JSON point object.
+    Json(serde_json::Map<String, serde_json::Value>),
 }
 
 /// The table's cells as one text with the end of each cell, and the width
@@ -85,7 +113,15 @@ impl<W: io::Write> PointWriter<W> {
             variables: variables.to_vec(),
             count: 0,
             table: Cells::default(),
+            shard: None,
         }
+    }
+
+    /// Writes a shard's output: its header first, then each point with
+    /// its global index (use [`PointWriter::indexed_point`]).
+    pub fn for_shard(mut self, header: ShardHeader) -> Self {
+        self.shard = Some(header);
+        self
     }
 
     fn header(&self) -> Vec<String> {
@@ -98,12 +134,31 @@ impl<W: io::Write> PointWriter<W> {
     pub fn begin(&mut self) -> io::Result<()> {
         match self.format {
             Format::Table => Ok(()),
-            Format::Csv => writeln!(self.out, "{}", csv_row(&self.header())),
+            Format::Csv => {
+                let mut header = self.header();
+                if let Some(h) = &self.shard {
+                    writeln!(
+                        self.out,
+                        "# chips-eval shard {} of sweep {}, {} points",
+                        h.shard, h.sweep, h.total_points
+                    )?;
+                    header.insert(0, POINT_INDEX.into());
+                }
+                writeln!(self.out, "{}", csv_row(&header))
+            }
             Format::Json => {
+                writeln!(self.out, "{{")?;
+                if let Some(h) = &self.shard {
+                    write!(
+                        self.out,
+                        "  \"sweep\": \"{}\",\n  \"shard\": {{\n    \"index\": {},\n    \"count\": {}\n  }},\n  \"total_points\": {},\n",
+                        h.sweep, h.shard.index, h.shard.count, h.total_points
+                    )?;
+                }
                 let variables = serde_json::to_string_pretty(&self.variables)?;
                 write!(
                     self.out,
-                    "{{\n  \"variables\": {},\n  \"points\": [",
+                    "  \"variables\": {},\n  \"points\": [",
                     indent(&variables, 2)
                 )
             }
@@ -111,15 +166,51 @@ impl<W: io::Write> PointWriter<W> {
     }
 
     pub fn point(&mut self, p: &PointResult) -> io::Result<()> {
-        let mut cells: Vec<String> = p.point.iter().map(|(_, v)| v.to_string()).collect();
-        cells.push(time_text(p.time));
-        match self.format {
-            Format::Table => self.table.push_row(&cells),
-            Format::Csv => writeln!(self.out, "{}", csv_row(&cells))?,
+        let rendered = match self.format {
+            Format::Table => {
+                self.table.push_row(&point_cells(p));
+                self.count += 1;
+                return Ok(());
+            }
+            Format::Csv => Rendered::CsvRow(csv_row(&point_cells(p))),
+            Format::Json => Rendered::Json(json_point(p)),
+        };
+        self.rendered(rendered)
+    }
+
+    /// A point of a shard with its index in the whole sweep.
+    pub fn indexed_point(&mut self, index: u64, p: &PointResult) -> io::Result<()> {
+        let rendered = match self.format {
+            Format::Table => return self.point(p),
+            Format::Csv => {
+                let mut cells = point_cells(p);
+                cells.insert(0, index.to_string());
+                Rendered::CsvRow(csv_row(&cells))
+            }
             Format::Json => {
+                let mut object = json_point(p);
+                object.insert(POINT_INDEX.into(), serde_json::json!(index));
+                Rendered::Json(object)
+            }
+        };
+        self.rendered(rendered)
+    }
+
+    /// Writes a point rendered before (by a shard, read back by `merge`).
+    /// A table has no rendered form: its rows are ignored.
+    pub fn rendered(&mut self, point: Rendered) -> io::Result<()> {
+        match (self.format, point) {
+            (Format::Csv, Rendered::CsvRow(row)) => writeln!(self.out, "{row}")?,
+            (Format::Json, Rendered::Json(object)) => {
                 let separator = if self.count == 0 { "" } else { "," };
-                let object = serde_json::to_string_pretty(&json_point(p))?;
-                write!(self.out, "{separator}\n    {}", indent(&object, 4))?;
+                let text = serde_json::to_string_pretty(&object)?;
+                write!(self.out, "{separator}\n    {}", indent(&text, 4))?;
+            }
+            (format, _) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("a rendered point does not match the output format {format:?}"),
+                ))
             }
         }
         self.count += 1;
@@ -160,7 +251,14 @@ fn csv_row(cells: &[String]) -> String {
     quoted.join(",")
 }
 
-fn json_point(p: &PointResult) -> serde_json::Value {
+/// A point's settings and time as table or CSV cells.
+fn point_cells(p: &PointResult) -> Vec<String> {
+    let mut cells: Vec<String> = p.point.iter().map(|(_, v)| v.to_string()).collect();
+    cells.push(time_text(p.time));
+    cells
+}
+
+fn json_point(p: &PointResult) -> serde_json::Map<String, serde_json::Value> {
     let mut m = serde_json::Map::new();
     for (k, v) in &p.point {
         let jv = match v {
@@ -177,7 +275,7 @@ fn json_point(p: &PointResult) -> serde_json::Value {
     if !p.printed.is_empty() {
         m.insert("printed".into(), serde_json::json!(p.printed));
     }
-    serde_json::Value::Object(m)
+    m
 }
 
 /// Right-aligned columns two spaces apart.

@@ -1,12 +1,21 @@
 //! LaOutGraph: time against the first swept variable, one line per value
-//! of the second swept variable, written as a self-contained SVG.
-//! The x axis is logarithmic (base 2) when the x values are positive and
-//! span a factor of 16 or more, as processor-count sweeps do.
+//! of the second swept variable, written as a self-contained SVG fit for
+//! a paper: round ticks (`ticks`), the time's SI prefix in the axis label
+//! (`time (ms)`), and series told apart by dash pattern and marker shape
+//! as well as colour, so they stay distinct printed in greyscale. A
+//! legend is drawn only when there is more than one series.
+//!
+//! The x axis is logarithmic (base 2, ticks at powers of 2) when the x
+//! values are positive and span a factor of 16 or more, as processor-count
+//! sweeps do. The y axis is linear from 0, or logarithmic (ticks at powers
+//! of 10) with [`PlotOptions::log_y`].
 //!
 //! [`png`] rasterises that same SVG with `resvg` at its own size
-//! (720 x 480). Its text is drawn with a system font; where none is
-//! found the PNG still has the axes, ticks and lines, without labels,
-//! and [`Png::missing_fonts`] says so.
+//! ([`PlotOptions::width`] x [`PlotOptions::height`]). Its text is drawn
+//! with a system font; where none is found the PNG still has the axes,
+//! ticks and lines, without labels, and [`Png::missing_fonts`] says so.
+
+pub mod ticks;
 
 use crate::error::Error;
 use crate::runtime::RunResults;
@@ -14,15 +23,88 @@ use crate::value::{format_number, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-const W: f64 = 720.0;
-const H: f64 = 480.0;
-const LEFT: f64 = 90.0;
-const RIGHT: f64 = 170.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 60.0;
+/// The size of a plot unless `--size` says otherwise, in pixels.
+pub const DEFAULT_SIZE: (u32, u32) = (720, 480);
+/// The smallest plot `--size` accepts: the labels still fit.
+pub const MIN_SIZE: (u32, u32) = (200, 150);
+/// The largest plot `--size` accepts (a PNG of 256 MB of pixels at most).
+pub const MAX_SIZE: (u32, u32) = (8000, 8000);
+
+/// What to draw besides the results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotOptions {
+    pub title: String,
+    /// Pixels (SVG user units).
+    pub width: u32,
+    pub height: u32,
+    /// A log scale (powers of 10) on the time axis; every time must be above 0.
+    pub log_y: bool,
+}
+
+impl PlotOptions {
+    /// A plot of the default size with a linear time axis.
+    pub fn new(title: &str) -> PlotOptions {
+        PlotOptions {
+            title: title.to_owned(),
+            width: DEFAULT_SIZE.0,
+            height: DEFAULT_SIZE.1,
+            log_y: false,
+        }
+    }
+}
+
+/// Colours (Okabe–Ito, safe for colour-blind readers); identity in
+/// greyscale comes from [`DASHES`] and [`MARKERS`].
 const COLOURS: &[&str] = &[
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#000000", "#e69f00", "#56b4e9", "#666666",
 ];
+/// Dash patterns in units of the line width (empty: solid).
+const DASHES: &[&[f64]] = &[
+    &[],
+    &[4.0, 2.0],
+    &[1.0, 1.5],
+    &[5.0, 1.5, 1.0, 1.5],
+    &[8.0, 2.5],
+    &[2.5, 1.5, 1.0, 1.5, 1.0, 1.5],
+];
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Circle,
+    Square,
+    TriangleUp,
+    Diamond,
+    TriangleDown,
+    Cross,
+    Plus,
+}
+/// Marker shapes, filled for the first seven series, hollow for the next.
+const MARKERS: &[Shape] = &[
+    Shape::Circle,
+    Shape::Square,
+    Shape::TriangleUp,
+    Shape::Diamond,
+    Shape::TriangleDown,
+    Shape::Cross,
+    Shape::Plus,
+];
+
+/// Line style of the `i`-th series.
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    colour: &'static str,
+    dash: &'static [f64],
+    shape: Shape,
+    hollow: bool,
+}
+
+fn style(i: usize) -> Style {
+    Style {
+        colour: COLOURS[i % COLOURS.len()],
+        dash: DASHES[i % DASHES.len()],
+        shape: MARKERS[i % MARKERS.len()],
+        hollow: (i / MARKERS.len()) % 2 == 1,
+    }
+}
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -30,16 +112,22 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Renders the results as SVG text.
-pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
+/// One line of the plot: the points with one value of the second swept
+/// variable, sorted by x.
+struct Series {
+    label: String,
+    points: Vec<(f64, f64)>,
+}
+
+/// The x variable's name and the series, in order of first appearance;
+/// the index keeps a sweep of a million points linear.
+fn collect_series(results: &RunResults, log_y: bool) -> Result<(String, Vec<Series>), Error> {
     let Some(xvar) = results.variables.first() else {
         return Err(Error::Usage(
             "--plot needs at least one swept variable (--set VAR=A..B or VAR=v1,v2)".into(),
         ));
     };
-    // Series keyed by the second variable's value, in order of appearance;
-    // the index keeps a sweep of a million points linear.
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for p in &results.points {
         let Value::Num(x) = p.point[0].1 else {
@@ -48,133 +136,489 @@ pub fn svg(results: &RunResults, title: &str) -> Result<String, Error> {
             )));
         };
         let Some(t) = p.time else { continue };
+        if log_y && t <= 0.0 {
+            return Err(Error::Usage(format!(
+                "--log-y: the point {} has time {} s; a log scale needs every time above 0 \
+                 (plot without --log-y)",
+                point_label(&p.point),
+                format_number(t)
+            )));
+        }
         let key = p
             .point
             .get(1)
             .map(|(k, v)| format!("{k} = {v}"))
             .unwrap_or_else(|| "time".into());
-        match index.get(&key) {
-            Some(&i) => series[i].1.push((x, t)),
-            None => {
-                index.insert(key.clone(), series.len());
-                series.push((key, vec![(x, t)]));
-            }
-        }
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            series.push(Series {
+                label: key,
+                points: Vec::new(),
+            });
+            series.len() - 1
+        });
+        series[i].points.push((x, t));
     }
-    let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-    if all.is_empty() {
+    if series.is_empty() {
         return Err(Error::Usage("--plot: no point has a time".into()));
     }
-    let (xmin, xmax) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| {
-        (a.min(*x), b.max(*x))
-    });
-    let ymax = all.iter().fold(0.0f64, |m, (_, y)| m.max(*y));
-    let log_x = xmin > 0.0 && xmax / xmin >= 16.0;
-    let fx = |x: f64| if log_x { x.log2() } else { x };
-    let (lo, hi) = (fx(xmin), fx(xmax));
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let ytop = if ymax > 0.0 { ymax * 1.05 } else { 1.0 };
-    let px = |x: f64| LEFT + (fx(x) - lo) / span * (W - LEFT - RIGHT);
-    let py = |y: f64| H - BOTTOM - y / ytop * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        W / 2.0,
-        escape(title)
-    );
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
-    let _ = writeln!(
-        s,
-        r#"<path d="M{x0},{y1} L{x0},{y0} L{x1},{y0}" stroke="black" fill="none"/>"#
-    );
-    // X ticks at the distinct x values (at most 12).
-    let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    let stride = xs.len().div_ceil(12).max(1);
-    for x in xs.iter().step_by(stride) {
-        let tx = px(*x);
-        let _ = writeln!(
-            s,
-            r#"<line x1="{tx}" y1="{y0}" x2="{tx}" y2="{}" stroke="black"/><text x="{tx}" y="{}" text-anchor="middle">{}</text>"#,
-            y0 + 5.0,
-            y0 + 20.0,
-            format_number(*x)
-        );
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    for i in 0..=5 {
-        let y = ytop * i as f64 / 5.0;
-        let ty = py(y);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{}" y1="{ty}" x2="{x1}" y2="{ty}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
-            x0,
-            x0 - 6.0,
-            ty + 4.0,
-            escape(&format!("{y:.3e}"))
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}{}</text>"#,
-        (x0 + x1) / 2.0,
-        H - 15.0,
-        escape(xvar),
-        if log_x { " (log2 scale)" } else { "" }
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">time (s)</text>"#,
-        (y0 + y1) / 2.0,
-        (y0 + y1) / 2.0
-    );
-    for (i, (label, pts)) in series.iter_mut().enumerate() {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let colour = COLOURS[i % COLOURS.len()];
-        let d: Vec<String> = pts
-            .iter()
-            .enumerate()
-            .map(|(j, (x, y))| {
-                format!(
-                    "{}{:.2},{:.2}",
-                    if j == 0 { "M" } else { "L" },
-                    px(*x),
-                    py(*y)
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            r#"<path d="{}" stroke="{colour}" stroke-width="2" fill="none"/>"#,
-            d.join(" ")
-        );
-        for (x, y) in pts.iter() {
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{:.2}" cy="{:.2}" r="3" fill="{colour}"/>"#,
-                px(*x),
-                py(*y)
-            );
+    Ok((xvar.clone(), series))
+}
+
+fn point_label(point: &[(String, Value)]) -> String {
+    let parts: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.join(", ")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scale {
+    Linear,
+    Log2,
+    Log10,
+}
+
+impl Scale {
+    fn transform(self, v: f64) -> f64 {
+        match self {
+            Scale::Linear => v,
+            Scale::Log2 => v.log2(),
+            Scale::Log10 => v.log10(),
         }
-        let ly = TOP + 20.0 + 18.0 * i as f64;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
-            x1 + 12.0,
-            x1 + 32.0,
-            x1 + 38.0,
-            ly + 4.0,
-            escape(label)
-        );
+    }
+}
+
+/// An axis: its scale, the span it shows, its ticks with their labels and
+/// its title.
+struct Axis {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+    ticks: Vec<(f64, String)>,
+    title: String,
+}
+
+impl Axis {
+    /// Where `v` lies between the axis's ends, 0 to 1.
+    fn fraction(&self, v: f64) -> f64 {
+        let (lo, hi) = (self.scale.transform(self.lo), self.scale.transform(self.hi));
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        (self.scale.transform(v) - lo) / span
+    }
+
+    fn widest_label(&self) -> usize {
+        self.ticks
+            .iter()
+            .map(|(_, l)| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)))
+}
+
+/// The swept variable: base 2 log when positive over a factor of 16 or
+/// more, else linear with 1-2-5 ticks; plain numbers, or an SI prefix on
+/// each (`200k`) when they reach 100000.
+fn x_axis(name: &str, series: &[Series], max_intervals: usize) -> Axis {
+    let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    if lo > 0.0 && hi / lo >= 16.0 {
+        let ticks = ticks::log2(lo, hi, max_intervals + 1)
+            .into_iter()
+            .map(|t| (t, ticks::power_of_two(t)))
+            .collect();
+        return Axis {
+            scale: Scale::Log2,
+            lo,
+            hi,
+            ticks,
+            title: name.to_owned(),
+        };
+    }
+    let values = ticks::linear(lo, hi, max_intervals);
+    let step = values.get(1).map_or(1.0, |b| b - values[0]);
+    let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (factor, prefix) = if largest >= 1e5 {
+        ticks::si_prefix(largest)
+    } else {
+        (1.0, "")
+    };
+    let ticks = values
+        .iter()
+        .map(|&t| {
+            (
+                t,
+                format!("{}{prefix}", ticks::plain(t / factor, step / factor)),
+            )
+        })
+        .collect();
+    Axis {
+        scale: Scale::Linear,
+        lo: values[0],
+        hi: *values.last().unwrap_or(&1.0),
+        ticks,
+        title: name.to_owned(),
+    }
+}
+
+/// Time in seconds: linear from 0 with 1-2-5 ticks, or powers of 10;
+/// labels in plain notation scaled by the SI prefix the title names.
+fn y_axis(series: &[Series], log: bool, max_intervals: usize) -> Axis {
+    let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    if log {
+        let values = ticks::log10(lo, hi);
+        // The prefix of the middle decade, so labels read around 1.
+        let middle = values[values.len() / 2];
+        let (factor, prefix) = time_prefix(middle);
+        return Axis {
+            scale: Scale::Log10,
+            lo: values[0],
+            hi: *values.last().unwrap_or(&10.0),
+            ticks: values
+                .iter()
+                .map(|&t| (t, ticks::power(t / factor, 10)))
+                .collect(),
+            title: format!("time ({prefix}s)"),
+        };
+    }
+    let values = ticks::linear(lo.min(0.0), hi.max(0.0), max_intervals);
+    let step = values.get(1).map_or(1.0, |b| b - values[0]);
+    let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (factor, prefix) = time_prefix(largest);
+    Axis {
+        scale: Scale::Linear,
+        lo: values[0],
+        hi: *values.last().unwrap_or(&1.0),
+        ticks: values
+            .iter()
+            .map(|&t| (t, ticks::plain(t / factor, step / factor)))
+            .collect(),
+        title: format!("time ({prefix}s)"),
+    }
+}
+
+/// The SI prefix of a time axis: ms, µs, ... but never ks or Ms, which
+/// nobody reads in a paper; large times stay in plain seconds.
+fn time_prefix(magnitude: f64) -> (f64, &'static str) {
+    if magnitude >= 1.0 {
+        (1.0, "")
+    } else {
+        ticks::si_prefix(magnitude)
+    }
+}
+
+/// Sizes in pixels, scaled with the image (`k` = 1 at 720 x 480) so a
+/// larger plot keeps its proportions.
+struct Layout {
+    width: f64,
+    height: f64,
+    k: f64,
+    font: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl Layout {
+    /// An estimate of a text's width: DejaVu Sans averages 0.6 em.
+    fn text_width(&self, chars: usize) -> f64 {
+        chars as f64 * 0.6 * self.font
+    }
+
+    fn plot_width(&self) -> f64 {
+        self.width - self.left - self.right
+    }
+
+    fn plot_height(&self) -> f64 {
+        self.height - self.top - self.bottom
+    }
+
+    fn x(&self, axis: &Axis, v: f64) -> f64 {
+        self.left + axis.fraction(v) * self.plot_width()
+    }
+
+    fn y(&self, axis: &Axis, v: f64) -> f64 {
+        self.height - self.bottom - axis.fraction(v) * self.plot_height()
+    }
+}
+
+fn scale_factor(opts: &PlotOptions) -> f64 {
+    let k = (f64::from(opts.width) / f64::from(DEFAULT_SIZE.0))
+        .min(f64::from(opts.height) / f64::from(DEFAULT_SIZE.1));
+    k.max(0.75)
+}
+
+fn layout(opts: &PlotOptions, y: &Axis, legend: Option<&[Series]>) -> Layout {
+    let k = scale_factor(opts);
+    let mut l = Layout {
+        width: f64::from(opts.width),
+        height: f64::from(opts.height),
+        k,
+        font: 12.0 * k,
+        left: 0.0,
+        right: 20.0 * k,
+        top: 36.0 * k,
+        bottom: 0.0,
+    };
+    l.left = 8.0 * k + 1.2 * l.font + 8.0 * k + l.text_width(y.widest_label()) + 10.0 * k;
+    l.bottom = 10.0 * k + 2.6 * l.font + 10.0 * k;
+    if let Some(series) = legend {
+        let widest = series.iter().map(|s| s.label.chars().count()).max();
+        l.right = 16.0 * k + legend_width(&l, widest.unwrap_or(0)) + 8.0 * k;
+    }
+    l
+}
+
+/// The legend box: padding, a 36-unit line sample, a gap, the label.
+fn legend_width(l: &Layout, widest_label: usize) -> f64 {
+    (8.0 + 36.0 + 8.0 + 8.0) * l.k + l.text_width(widest_label)
+}
+
+/// How many tick intervals fit along `pixels` at `spacing` pixels each.
+fn intervals(pixels: f64, spacing: f64) -> usize {
+    ((pixels / spacing) as usize).clamp(2, 8)
+}
+
+/// Renders the results as SVG text.
+pub fn svg(results: &RunResults, opts: &PlotOptions) -> Result<String, Error> {
+    let (xvar, series) = collect_series(results, opts.log_y)?;
+    let legend = (series.len() > 1).then_some(series.as_slice());
+    let k = scale_factor(opts);
+    // Tick counts from the size before the margins are known: the margins
+    // depend on the labels.
+    let y = y_axis(
+        &series,
+        opts.log_y,
+        intervals(f64::from(opts.height) - 96.0 * k, 45.0 * k),
+    );
+    let l = layout(opts, &y, legend);
+    let x = x_axis(&xvar, &series, intervals(l.plot_width(), 70.0 * k));
+    let mut s = String::new();
+    header(&mut s, &l, &opts.title);
+    y_ticks(&mut s, &l, &x, &y);
+    x_ticks(&mut s, &l, &x, &y);
+    frame(&mut s, &l, &x, &y);
+    for (i, one) in series.iter().enumerate() {
+        line(&mut s, &l, &x, &y, one, style(i));
+    }
+    if let Some(series) = legend {
+        draw_legend(&mut s, &l, series);
     }
     s.push_str("</svg>\n");
     Ok(s)
+}
+
+fn header(s: &mut String, l: &Layout, title: &str) {
+    let (w, h) = (l.width, l.height);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="{}">"#,
+        l.font
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="{}">{}</text>"#,
+        (l.left + w - l.right) / 2.0,
+        22.0 * l.k,
+        15.0 * l.k,
+        escape(title)
+    );
+}
+
+/// Horizontal grid lines, tick marks and labels of the time axis; minor
+/// grid lines at 2..9 of each decade on a log axis.
+fn y_ticks(s: &mut String, l: &Layout, x: &Axis, y: &Axis) {
+    let (x0, x1) = (l.x(x, x.lo), l.x(x, x.hi));
+    if y.scale == Scale::Log10 {
+        for &(decade, _) in &y.ticks[..y.ticks.len() - 1] {
+            for m in 2..=9 {
+                let ty = l.y(y, decade * f64::from(m));
+                let _ = writeln!(
+                    s,
+                    r##"<line x1="{x0}" y1="{ty:.2}" x2="{x1}" y2="{ty:.2}" stroke="#f0f0f0" stroke-width="{}"/>"##,
+                    l.k
+                );
+            }
+        }
+    }
+    for (v, label) in &y.ticks {
+        let ty = l.y(y, *v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" y1="{ty:.2}" x2="{x1}" y2="{ty:.2}" stroke="#d9d9d9" stroke-width="{}"/><line x1="{}" y1="{ty:.2}" x2="{x0}" y2="{ty:.2}" stroke="black" stroke-width="{}"/><text x="{}" y="{:.2}" text-anchor="end">{}</text>"##,
+            l.k,
+            x0 - 5.0 * l.k,
+            l.k,
+            x0 - 8.0 * l.k,
+            ty + 0.35 * l.font,
+            escape(label)
+        );
+    }
+    let cy = (l.top + l.height - l.bottom) / 2.0;
+    let cx = 8.0 * l.k + l.font;
+    let _ = writeln!(
+        s,
+        r#"<text x="{cx}" y="{cy}" text-anchor="middle" transform="rotate(-90 {cx} {cy})">{}</text>"#,
+        escape(&y.title)
+    );
+}
+
+fn x_ticks(s: &mut String, l: &Layout, x: &Axis, y: &Axis) {
+    let y0 = l.y(y, y.lo);
+    for (v, label) in &x.ticks {
+        let tx = l.x(x, *v);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{tx:.2}" y1="{y0}" x2="{tx:.2}" y2="{}" stroke="black" stroke-width="{}"/><text x="{tx:.2}" y="{}" text-anchor="middle">{}</text>"#,
+            y0 + 5.0 * l.k,
+            l.k,
+            y0 + 8.0 * l.k + l.font,
+            escape(label)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (l.left + l.width - l.right) / 2.0,
+        l.height - 10.0 * l.k,
+        escape(&x.title)
+    );
+}
+
+/// The axes' lines, drawn over the grid.
+fn frame(s: &mut String, l: &Layout, x: &Axis, y: &Axis) {
+    let (x0, x1) = (l.x(x, x.lo), l.x(x, x.hi));
+    let (y0, y1) = (l.y(y, y.lo), l.y(y, y.hi));
+    let _ = writeln!(
+        s,
+        r#"<path d="M{x0},{y1} L{x0},{y0} L{x1},{y0}" stroke="black" stroke-width="{}" fill="none"/>"#,
+        l.k
+    );
+}
+
+fn dash_attribute(style: Style, width: f64) -> String {
+    if style.dash.is_empty() {
+        return String::new();
+    }
+    let lengths: Vec<String> = style
+        .dash
+        .iter()
+        .map(|d| format!("{:.1}", d * width))
+        .collect();
+    format!(r#" stroke-dasharray="{}""#, lengths.join(","))
+}
+
+fn line(s: &mut String, l: &Layout, x: &Axis, y: &Axis, series: &Series, style: Style) {
+    let width = 1.75 * l.k;
+    let d: Vec<String> = series
+        .points
+        .iter()
+        .enumerate()
+        .map(|(j, &(px, py))| {
+            let command = if j == 0 { "M" } else { "L" };
+            format!("{command}{:.2},{:.2}", l.x(x, px), l.y(y, py))
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        r#"<path d="{}" stroke="{}" stroke-width="{width}"{} fill="none" stroke-linejoin="round"/>"#,
+        d.join(" "),
+        style.colour,
+        dash_attribute(style, width)
+    );
+    for &(px, py) in &series.points {
+        marker(s, l.x(x, px), l.y(y, py), 4.0 * l.k, l.k, style);
+    }
+}
+
+/// A marker of `style`'s shape centred on (`cx`, `cy`), `r` its half size.
+fn marker(s: &mut String, cx: f64, cy: f64, r: f64, k: f64, style: Style) {
+    let fill = if style.hollow { "white" } else { style.colour };
+    let paint = format!(
+        r#"fill="{fill}" stroke="{}" stroke-width="{}""#,
+        style.colour,
+        1.25 * k
+    );
+    let polygon = |points: &[(f64, f64)]| {
+        let p: Vec<String> = points
+            .iter()
+            .map(|(dx, dy)| format!("{:.2},{:.2}", cx + dx * r, cy + dy * r))
+            .collect();
+        format!(r#"<polygon points="{}" {paint}/>"#, p.join(" "))
+    };
+    let text = match style.shape {
+        Shape::Circle => format!(r#"<circle cx="{cx:.2}" cy="{cy:.2}" r="{r:.2}" {paint}/>"#),
+        Shape::Square => polygon(&[(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)]),
+        Shape::TriangleUp => polygon(&[(0.0, -1.2), (1.1, 0.9), (-1.1, 0.9)]),
+        Shape::Diamond => polygon(&[(0.0, -1.25), (1.0, 0.0), (0.0, 1.25), (-1.0, 0.0)]),
+        Shape::TriangleDown => polygon(&[(0.0, 1.2), (1.1, -0.9), (-1.1, -0.9)]),
+        Shape::Cross | Shape::Plus => {
+            let (a, b) = if matches!(style.shape, Shape::Cross) {
+                ((-1.0, -1.0, 1.0, 1.0), (-1.0, 1.0, 1.0, -1.0))
+            } else {
+                ((-1.2, 0.0, 1.2, 0.0), (0.0, -1.2, 0.0, 1.2))
+            };
+            let seg = |(x1, y1, x2, y2): (f64, f64, f64, f64)| {
+                format!(
+                    "M{:.2},{:.2} L{:.2},{:.2}",
+                    cx + x1 * r,
+                    cy + y1 * r,
+                    cx + x2 * r,
+                    cy + y2 * r
+                )
+            };
+            format!(
+                r#"<path d="{} {}" stroke="{}" stroke-width="{}" fill="none"/>"#,
+                seg(a),
+                seg(b),
+                style.colour,
+                2.0 * k
+            )
+        }
+    };
+    s.push_str(&text);
+    s.push('\n');
+}
+
+/// The legend, right of the plot: a framed box, one row per series with
+/// a sample of its line and marker.
+fn draw_legend(s: &mut String, l: &Layout, series: &[Series]) {
+    let k = l.k;
+    let widest = series.iter().map(|s| s.label.chars().count()).max();
+    let width = legend_width(l, widest.unwrap_or(0));
+    let row = 1.7 * l.font;
+    let (bx, by) = (l.width - l.right + 16.0 * k, l.top);
+    let height = row * series.len() as f64 + 8.0 * k;
+    let _ = writeln!(
+        s,
+        r##"<g class="legend"><rect x="{bx:.2}" y="{by:.2}" width="{width:.2}" height="{height:.2}" fill="white" stroke="#999" stroke-width="{k}"/>"##
+    );
+    for (i, one) in series.iter().enumerate() {
+        let style = style(i);
+        let cy = by + 4.0 * k + row * (i as f64 + 0.5);
+        let (x1, x2) = (bx + 8.0 * k, bx + 44.0 * k);
+        let stroke = 1.75 * k;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x1:.2}" y1="{cy:.2}" x2="{x2:.2}" y2="{cy:.2}" stroke="{}" stroke-width="{stroke}"{}/>"#,
+            style.colour,
+            dash_attribute(style, stroke)
+        );
+        marker(s, (x1 + x2) / 2.0, cy, 4.0 * k, k, style);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.2}" y="{:.2}">{}</text>"#,
+            x2 + 8.0 * k,
+            cy + 0.35 * l.font,
+            escape(&one.label)
+        );
+    }
+    s.push_str("</g>\n");
 }
 
 /// A plot rendered as PNG.
@@ -200,8 +644,8 @@ const SANS_SERIF: &[&str] = &[
 
 /// Renders the results as a PNG of the same plot as [`svg`], with the
 /// system's fonts.
-pub fn png(results: &RunResults, title: &str) -> Result<Png, Error> {
-    let text = svg(results, title)?;
+pub fn png(results: &RunResults, opts: &PlotOptions) -> Result<Png, Error> {
+    let text = svg(results, opts)?;
     let mut fonts = resvg::usvg::fontdb::Database::new();
     fonts.load_system_fonts();
     render_png(&text, fonts)

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::eval::{Breakdown, Evaluator, Limits};
 use crate::hardware::HardwareModel;
 use crate::program::Program;
+use crate::shard::Shard;
 use crate::value::Value;
 
 /// One `--set` request: a variable and the values it takes.
@@ -185,19 +186,35 @@ pub fn run_each(
     opts: RunOptions,
     mut each: impl FnMut(PointResult) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    run_shard(prog, hw, settings, opts, Shard::WHOLE, |_, p| each(p))
+}
+
+/// [`run_each`] for the points of one shard of the sweep only, each
+/// handed over with its index in the whole sweep (from 0, in sweep order).
+pub fn run_shard(
+    prog: &Program,
+    hw: &HardwareModel,
+    settings: &[Setting],
+    opts: RunOptions,
+    shard: Shard,
+    mut each: impl FnMut(u64, PointResult) -> Result<(), Error>,
+) -> Result<(), Error> {
     check_settings(prog, settings)?;
     let total = sweep_size(settings, opts.max_points)?;
     let mut evaluator = Evaluator::new(prog, hw, opts.limits, opts.trace);
-    for n in 0..total.max(1) {
+    for n in shard.points(total) {
         let point = point_at(settings, n);
         let out = evaluator.run(&point)?;
-        each(PointResult {
-            point,
-            time: out.time,
-            printed: out.printed,
-            trace: out.trace,
-            breakdown: out.breakdown,
-        })?;
+        each(
+            n,
+            PointResult {
+                point,
+                time: out.time,
+                printed: out.printed,
+                trace: out.trace,
+                breakdown: out.breakdown,
+            },
+        )?;
     }
     Ok(())
 }

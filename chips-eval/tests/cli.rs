@@ -45,7 +45,8 @@ fn run_sweep_as_csv() {
 
 #[test]
 fn two_swept_variables_json_and_plot() {
-    let svg = std::env::temp_dir().join(format!("chips-eval-test-{}.svg", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("plot.svg");
     let out = chips(&[
         "run",
         APP,
@@ -68,7 +69,6 @@ fn two_swept_variables_json_and_plot() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["points"].as_array().unwrap().len(), 6);
     let plot = std::fs::read_to_string(&svg).unwrap();
-    std::fs::remove_file(&svg).ok();
     assert!(plot.starts_with("<svg"));
     // One line per value of the second variable.
     assert!(plot.contains("Nelem = 65536") && plot.contains("Nelem = 262144"));
@@ -254,4 +254,48 @@ fn outputs_are_checked_first_and_never_replace_a_device() {
     assert!(std::fs::read_to_string(dir.path().join("real.svg"))
         .unwrap()
         .contains("<svg"));
+}
+
+#[test]
+fn an_error_prints_its_cause_once() {
+    // A usage procedure that divides by zero: the calibration error quotes
+    // the evaluation error, which is also its source.
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = root().join("tests/fixtures/calibrate");
+    let model = std::fs::read_to_string(fixtures.join("app.la"))
+        .unwrap()
+        .replace("3*IASG, 2*ICMP", "3*IASG, (2/(n-n))*ICMP");
+    let app = dir.path().join("app.la");
+    std::fs::write(&app, model).unwrap();
+    let arp = dir.path().join("k.arp");
+    std::fs::write(
+        &arp,
+        "# Atomium record and playback data - format version 1.1.\n0 0 1 11\n1\n2 0 10 1: 100 12;\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.toml");
+    let o = chips(&[
+        "calibrate",
+        "--arp",
+        arp.to_str().unwrap(),
+        "--model",
+        app.to_str().unwrap(),
+        "--hardware",
+        fixtures.join("base.toml").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--section",
+        "ato_kernel_merge=1",
+        "--fit",
+        "hllc",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let cause = "app.la:9:31: evaluation error: division by zero";
+    assert_eq!(err.matches(cause).count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: evaluating the model for the usage of kernel `ato_kernel_merge`"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

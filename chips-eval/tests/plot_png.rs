@@ -41,7 +41,7 @@ fn small_sweep_svg() -> String {
     .unwrap();
     let settings = vec![Setting::parse("Nproc=1..8:*2").unwrap()];
     let results = chips_eval::run(&prog, &hw, &settings, RunOptions::default()).unwrap();
-    plot::svg(&results, "memsort").unwrap()
+    plot::svg(&results, &plot::PlotOptions::new("memsort")).unwrap()
 }
 
 #[test]
@@ -80,6 +80,34 @@ fn cli_writes_a_png_of_the_sweep() {
         (255, 255, 255, 255)
     );
     assert!(non_background_pixels(&data) > 1000);
+}
+
+#[test]
+fn size_sets_the_png_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("big.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_chips-eval"))
+        .current_dir(root())
+        .args([
+            "run",
+            "tests/fixtures/memsort/memsort.la",
+            "--hardware",
+            "hardware/transputer-supercluster.toml",
+            "--set",
+            "Nproc=1..16:*2",
+            "--size",
+            "1200x800",
+            "--plot",
+            png.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(ihdr_size(&std::fs::read(&png).unwrap()), (1200, 800));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 mod calibrate;
 mod check;
+mod merge;
 mod run;
 mod vars;
 
@@ -29,6 +30,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Calibrate a hardware model from recorded data.arp runs.
     Calibrate(calibrate::CalibrateArgs),
+    /// Merge the outputs of `run --shard K/N` into the whole sweep's output.
+    Merge(merge::MergeArgs),
 }
 
 /// Options shared by the subcommands that load a model.
@@ -53,11 +56,59 @@ impl ModelArgs {
     }
 }
 
+/// The error and its causes on one line, each cause once: a cause whose
+/// text the message already holds is skipped, as many messages quote their
+/// cause (`evaluating ...: app.la:9:31: division by zero` would otherwise
+/// end with the same text again). As sim-host's `error_text`.
+/// Exit status of `merge` when points are missing or duplicated (as
+/// `sim-host suite merge`).
+pub const EXIT_INCOMPLETE: u8 = 124;
+
+/// The exit status for an error: [`EXIT_INCOMPLETE`] for an incomplete
+/// merge, else 1.
+pub fn exit_status(e: &anyhow::Error) -> u8 {
+    match e.downcast_ref::<chips_eval::merge::MergeError>() {
+        Some(chips_eval::merge::MergeError::Incomplete(_)) => EXIT_INCOMPLETE,
+        _ => 1,
+    }
+}
+
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::execute(a),
         Command::Vars(a) => vars::execute(a),
         Command::Check(a) => check::execute(a),
         Command::Calibrate(a) => calibrate::execute(a),
+        Command::Merge(a) => merge::execute(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn causes_are_kept_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let quoted = anyhow::Error::new(io).context("x.la: cannot read: no such file");
+        assert_eq!(error_text(&quoted), "x.la: cannot read: no such file");
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
+        let wrapped = anyhow::Error::new(io).context("writing p.svg");
+        assert_eq!(error_text(&wrapped), "writing p.svg: permission denied");
     }
 }
