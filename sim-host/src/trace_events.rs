@@ -185,15 +185,28 @@ pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value,
 /// Names for the sections of a run's statistics: `<sid> <function>` with
 /// the function that enters the section (the innermost entry of its
 /// shortest trace), so a timeline reads without the source at hand.
-pub fn names_from_sections(sections: &[TraceStats]) -> HashMap<u16, String> {
+/// `sources` names the enter call sites (`symbols::locate_all`): a section
+/// is then `7 main (filter.c:131)`; without, its function's name.
+pub fn names_from_sections(
+    sections: &[TraceStats],
+    sources: &HashMap<u64, crate::symbols::SourceLocation>,
+) -> HashMap<u16, String> {
     let mut names: HashMap<u16, (usize, String)> = HashMap::new();
     for t in sections {
-        let (Some(sid), Some(Some(function))) = (t.path.last(), t.functions.last()) else {
+        let Some(sid) = t.path.last() else {
+            continue;
+        };
+        let located = t
+            .sites
+            .last()
+            .and_then(|s| sources.get(s))
+            .map(|l| l.short());
+        let Some(place) = located.or_else(|| t.functions.last().cloned().flatten()) else {
             continue;
         };
         let depth = t.path.len();
         if names.get(sid).is_none_or(|(d, _)| depth < *d) {
-            names.insert(*sid, (depth, format!("{sid} {function}")));
+            names.insert(*sid, (depth, format!("{sid} {place}")));
         }
     }
     names.into_iter().map(|(sid, (_, n))| (sid, n)).collect()

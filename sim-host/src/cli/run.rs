@@ -456,7 +456,17 @@ fn write_profiles(
     if let Some(path) = &args.trace_events {
         let options = trace_events::TraceOptions {
             clock_hz: clock,
-            names: trace_events::names_from_sections(&outcome.sections),
+            names: trace_events::names_from_sections(
+                &outcome.sections,
+                &sim_host::symbols::locate_all(
+                    &outcome.image,
+                    &outcome
+                        .sections
+                        .iter()
+                        .flat_map(|t| t.sites.clone())
+                        .collect::<Vec<_>>(),
+                ),
+            ),
             dropped: outcome.section_events_dropped,
             limit: Some(args.trace_limit),
         };
