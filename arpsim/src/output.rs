@@ -381,16 +381,6 @@ impl Write for Output {
     }
 }
 
-/// At most 80 characters of `text` for a message, with an ellipsis when
-/// cut: a message never repeats a whole (possibly huge) input.
-pub fn quote(text: &str) -> String {
-    const MAX: usize = 80;
-    match text.char_indices().nth(MAX) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-    }
-}
-
 /// Writes `bytes` to `path` by the rules above: the replacement for
 /// `std::fs::write`.
 pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {

@@ -597,8 +597,8 @@ impl ArpHost {
         match placed {
             Ok(path) => self.guest_file = Some(path),
             Err(why) => self.warnings.push(format!(
-                "arp_set_file_name(\"{}\") refused: {why}; writing {}",
-                arpsim::output::quote(name),
+                "arp_set_file_name({}) refused: {why}; writing {}",
+                arpsim::error::quote(name),
                 self.options
                     .file
                     .as_deref()

@@ -168,6 +168,30 @@ fn describe(arch: Arch, cpu: Option<&str>) -> String {
     }
 }
 
+/// Why the ELF library refused a file, in this project's words (its own
+/// messages, like "type is too big (4) for 0", tell a user nothing).
+pub fn parse_failure(e: &goblin::error::Error, len: usize) -> String {
+    use goblin::error::Error;
+    match e {
+        Error::BadMagic(_) => {
+            "it does not start with the ELF magic number (0x7f 'E' 'L' 'F')".into()
+        }
+        Error::Malformed(m) if m == "Too small" => {
+            format!("it is {len} bytes long, shorter than an ELF header")
+        }
+        Error::Malformed(m)
+            if m.contains("class") || m.contains("endian") || m.contains("DATA") =>
+        {
+            "its identification bytes name no ELF class or byte order".into()
+        }
+        Error::Scroll(_) | Error::BufferTooShort(..) => {
+            format!("a header or table it declares lies beyond the end of the file ({len} bytes)")
+        }
+        Error::IO(io) => format!("it cannot be read: {io}"),
+        _ => "its headers are inconsistent (a size, count or offset does not fit the file)".into(),
+    }
+}
+
 impl GuestImage {
     /// Loads `path` and checks it against `target`.
     pub fn load(path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
@@ -182,7 +206,7 @@ impl GuestImage {
         let file = path.to_owned();
         let elf = Elf::parse(bytes).map_err(|e| ElfError::Parse {
             file: file.clone(),
-            message: e.to_string(),
+            message: parse_failure(&e, bytes.len()),
         })?;
         if elf.is_64 || !elf.little_endian {
             return Err(ElfError::Unsupported {
@@ -353,6 +377,27 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.starts_with("x.elf: not a valid ELF"), "{err}");
+    }
+
+    #[test]
+    fn a_broken_elf_is_described_in_our_words() {
+        let t = target("cortex-m4");
+        let host = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let cases: [(&[u8], &str); 3] = [
+            (b"not an elf at all", "magic number"),
+            (b"\x7fELF\x01\x01", "shorter than an ELF header"),
+            (&host[..200], "beyond the end of the file"),
+        ];
+        for (bytes, said) in cases {
+            let err = GuestImage::parse(bytes, Path::new("g.elf"), &t)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("g.elf: "), "{err}");
+            assert!(err.contains(said), "{err}");
+            for library_words in ["Malformed", "too big", "bad offset", "Invalid magic"] {
+                assert!(!err.contains(library_words), "{err}");
+            }
+        }
     }
 
     #[test]

@@ -625,6 +625,22 @@ fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     }
 }
 
+/// Whether an ARM core is in Thumb state (EPSR.T, xPSR bit 24); always
+/// true for other architectures.
+fn thumb_state(uc: &Uc<'_>) -> bool {
+    if uc.get_data().arch != Arch::Arm {
+        return true;
+    }
+    uc.reg_read(RegisterARM::XPSR as i32)
+        .map_or(true, |xpsr| xpsr & (1 << 24) != 0)
+}
+
+/// An emulator error in words (`READ_UNMAPPED` → "read unmapped").
+fn emulation_error_text(error: uc_error) -> String {
+    let name = format!("{error:?}").to_lowercase().replace('_', " ");
+    format!("emulation error: {name}")
+}
+
 fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
     let arch = uc.get_data().arch;
     let pc = uc.reg_read(regs(arch).pc).unwrap_or(0);
@@ -1494,10 +1510,16 @@ pub fn run(
                         let _ = emu.reg_write(r.pc, pc);
                         (memory_fault_kind(kind, size), Some(addr))
                     }
+                    None if error == uc_error::INSN_INVALID && !thumb_state(&emu) => (
+                        "a branch to an ARM-state address (bit 0 clear): a Thumb-only core \
+                         cannot execute it (invalid state)"
+                            .to_owned(),
+                        None,
+                    ),
                     None if error == uc_error::INSN_INVALID => {
                         ("undefined instruction".to_owned(), None)
                     }
-                    None => (format!("emulation error: {error:?}"), None),
+                    None => (emulation_error_text(error), None),
                 };
                 let mut stop = fault(&mut emu, kind, address);
                 if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {

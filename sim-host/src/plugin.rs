@@ -708,12 +708,22 @@ extern "C" fn api_add_callbacks(
     })
 }
 
+/// A plugin's own text, cut to 200 characters: a message never repeats an
+/// unbounded string a plugin handed over.
+fn bounded(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 extern "C" fn api_set_error(host: *mut c_void, message: *const c_char) {
     guarded((), || {
         // SAFETY: `host` comes from our API table; `message` is a C string
         // (header contract).
         if let (Some(ctx), Some(text)) = unsafe { (host_ctx(host), c_text(message)) } {
-            *ctx.error.borrow_mut() = Some(text);
+            // Bounded: a plugin's message is quoted, never echoed whole.
+            *ctx.error.borrow_mut() = Some(bounded(&text));
         }
     })
 }
@@ -722,7 +732,7 @@ extern "C" fn api_log(host: *mut c_void, message: *const c_char) {
     guarded((), || {
         // SAFETY: as for set_error.
         if let (Some(ctx), Some(text)) = unsafe { (host_ctx(host), c_text(message)) } {
-            crate::say!("plugin {}: {text}", ctx.name);
+            crate::say!("plugin {}: {}", ctx.name, bounded(&text));
         }
     })
 }

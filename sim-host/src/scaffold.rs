@@ -20,7 +20,7 @@ pub enum Lang {
 pub enum ScaffoldError {
     #[error("{0}: already exists; choose another name or remove it")]
     Exists(PathBuf),
-    #[error("`{0}`: a project name is letters, digits, `-` and `_`, starting with a letter")]
+    #[error("{0}: a project name is letters, digits, `-` and `_`, starting with a letter")]
     BadName(String),
     #[error("target `{0}` has no Rust target triple (`rust_target` in its [guest] table)")]
     NoRustTarget(String),
@@ -69,7 +69,7 @@ fn check_name(name: &str) -> Result<(), ScaffoldError> {
     if ok {
         Ok(())
     } else {
-        Err(ScaffoldError::BadName(arpsim::output::quote(name)))
+        Err(ScaffoldError::BadName(arpsim::error::quote(name)))
     }
 }
 

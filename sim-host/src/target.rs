@@ -516,6 +516,7 @@ impl Target {
         let mut classes = BTreeMap::new();
         for (class, c) in raw.cycles.class {
             let field = format!("cycles.class.{}", class.name());
+            check_cost_range(&c, &field).map_err(|(f, m)| invalid(&f, m))?;
             if c.cite.trim().is_empty() {
                 return Err(invalid(
                     &format!("{field}.cite"),
@@ -635,6 +636,34 @@ impl Target {
     }
 }
 
+/// The most cycles one cycle-table number may say: far beyond any real
+/// instruction (a divide takes at most tens), small enough that a block of
+/// thousands of instructions cannot overflow its 32-bit price.
+pub const MAX_CLASS_CYCLES: u32 = 10_000;
+
+/// Every number of a cycle-table row within `0..=MAX_CLASS_CYCLES`, so a
+/// typo cannot wrap the block arithmetic into *fewer* cycles.
+fn check_cost_range(c: &ClassCostFile, field: &str) -> Result<(), (String, String)> {
+    let numbers = [
+        ("cycles", Some(c.cycles)),
+        ("taken", Some(c.taken)),
+        ("per_register", Some(c.per_register)),
+        ("pipelined", c.pipelined),
+        ("load_use", Some(c.load_use)),
+        ("address_dependency", Some(c.address_dependency)),
+        ("max_cycles", c.max_cycles),
+    ];
+    for (name, value) in numbers {
+        if let Some(v) = value.filter(|v| *v > MAX_CLASS_CYCLES) {
+            return Err((
+                format!("{field}.{name}"),
+                format!("{v} cycles: at most {MAX_CLASS_CYCLES} per instruction"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub mod catalog;
 pub use catalog::{builtin, builtin_names};
 
@@ -743,6 +772,19 @@ system = { cycles = 1, cite = "t" }
         let text = MINIMAL.replace("system = {", "sytem = {");
         let err = parse(&text).unwrap_err().to_string();
         assert!(err.contains("sytem"), "{err}");
+    }
+
+    #[test]
+    fn a_cost_that_would_wrap_the_block_arithmetic_is_refused() {
+        // 4294967295 once yielded *fewer* cycles than the stock table
+        let text = MINIMAL.replace("alu = { cycles = 1,", "alu = { cycles = 4294967295,");
+        assert_ne!(text, MINIMAL);
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("cycles.class.alu.cycles"), "{err}");
+        assert!(err.contains("at most 10000"), "{err}");
+        let text = MINIMAL.replace("taken = 1,", "taken = 20000,");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains(".taken"), "{err}");
     }
 
     #[test]

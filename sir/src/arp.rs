@@ -27,6 +27,20 @@ pub enum ArpNamesError {
         quote(.value)
     )]
     BadSid { id: String, value: String },
+    #[error(
+        "section {sid} is named twice: `{}` on element `{}` and `{}` on element `{}`",
+        quote(.first_name),
+        quote(.first),
+        quote(.second_name),
+        quote(.second)
+    )]
+    NamedTwice {
+        sid: u16,
+        first: String,
+        first_name: String,
+        second: String,
+        second_name: String,
+    },
 }
 
 /// Section id → name, from every element carrying a section id: its
@@ -42,7 +56,8 @@ pub fn section_names(document: Document) -> Result<BTreeMap<u16, String>, ArpNam
                 .document
         }
     };
-    let mut found: Vec<(String, String, String)> = Vec::new();
+    // (sid, name, element id, whether the name is an explicit arp:name)
+    let mut found: Vec<(String, String, String, bool)> = Vec::new();
     apart::visit_members(&apart.members, &mut |node| {
         let (ann, name, id) = match node {
             Node::Unit(u) => (&u.annotations, u.name.clone(), u.id.clone()),
@@ -53,20 +68,37 @@ pub fn section_names(document: Document) -> Result<BTreeMap<u16, String>, ArpNam
             .get(ARP_NS, SID_ANNOTATION)
             .or_else(|| ann.get(MEASURE_NS, SID_ANNOTATION));
         if let Some(sid) = sid {
-            let name = ann
-                .get(ARP_NS, "name")
-                .map(str::to_string)
-                .or(name)
-                .unwrap_or_else(|| id.clone());
-            found.push((sid.to_string(), name, id));
+            let explicit = ann.get(ARP_NS, "name").map(str::to_string);
+            let is_explicit = explicit.is_some();
+            let name = explicit.or(name).unwrap_or_else(|| id.clone());
+            found.push((sid.to_string(), name, id, is_explicit));
         }
     });
     let mut chosen: BTreeMap<u16, String> = BTreeMap::new();
-    for (value, name, id) in found {
-        let sid: u16 = value
-            .trim()
-            .parse()
-            .map_err(|_| ArpNamesError::BadSid { id, value })?;
+    // An explicit name is a claim: two different ones for one id conflict.
+    let mut explicit: BTreeMap<u16, (String, String)> = BTreeMap::new();
+    for (value, name, id, is_explicit) in found {
+        let sid: u16 = value.trim().parse().map_err(|_| ArpNamesError::BadSid {
+            id: id.clone(),
+            value,
+        })?;
+        if is_explicit {
+            match explicit.get(&sid) {
+                Some((first_name, first)) if *first_name != name => {
+                    return Err(ArpNamesError::NamedTwice {
+                        sid,
+                        first: first.clone(),
+                        first_name: first_name.clone(),
+                        second: id,
+                        second_name: name,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    explicit.insert(sid, (name.clone(), id.clone()));
+                }
+            }
+        }
         match chosen.get(&sid) {
             Some(old) if old.starts_with("ato_") || !name.starts_with("ato_") => {}
             _ => {

@@ -188,3 +188,15 @@ fn bad_input_is_a_setup_error() {
     assert!(err.contains("0x10000000"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_branch_to_arm_state_is_named_as_such_on_thumb_only_cores() {
+    for target in ["cortex-m0", "cortex-m4"] {
+        let (out, data) = crash(target, &["armstate"], &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(120), "{target}: {err}");
+        assert!(err.contains("ARM-state address"), "{target}: {err}");
+        assert!(!err.contains("undefined instruction"), "{target}: {err}");
+        assert_partial_with_samples(&data);
+    }
+}

@@ -281,7 +281,7 @@ fn a_guest_names_its_data_file_only_beneath_the_root() {
     // no root: refused with a warning, the default name is used
     let out = run_in(&dir, &[&elf, "--", "name", "notes.txt"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("arp_set_file_name(\"notes.txt\") refused"));
+    assert!(stderr(&out).contains("arp_set_file_name(`notes.txt`) refused"));
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         "the user's notes"

@@ -15,6 +15,8 @@
  *                    says how many it got (needs --fs-root holding `f`)
  *   crash readcode   reads the host file `f` into its own code (SYS_READ
  *                    into read-only memory)
+ *   crash armstate   (ARM) branches to an even address: ARM state, which a
+ *                    Thumb-only core cannot enter
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -48,7 +50,8 @@ static unsigned __attribute__((noinline)) recurse(unsigned depth)
 static int command(int argc, char **argv)
 {
     static const char *const words[] = {"unmapped", "flash", "undef", "stack", "loop",
-                                        "exit",     "stdin", "name",  "files", "readcode"};
+                                        "exit",     "stdin", "name",  "files", "readcode",
+                                        "armstate"};
     int i;
     unsigned w;
     for (i = 1; i < argc; ++i)
@@ -98,6 +101,11 @@ int main(int argc, char **argv)
         while (n < 1000 && open("f", O_RDONLY) >= 0)
             ++n;
         printf("opened %d files\n", n);
+    } else if (strcmp(what, "armstate") == 0) {
+#if defined(__arm__)
+        volatile unsigned target = (unsigned)&work & ~1u; /* bit 0 clear: ARM state */
+        ((void (*)(unsigned))target)(1);
+#endif
     } else if (strcmp(what, "readcode") == 0) {
         int fd = open("f", O_RDONLY);
         printf("read into code: %d\n", (int)read(fd, (void *)&work, 4));

@@ -343,6 +343,17 @@ fn missing_symbols_are_named() {
 }
 
 #[test]
+fn a_plugin_message_is_bounded() {
+    assert_eq!(bounded("short"), "short");
+    let long = "x".repeat(100_000);
+    let cut = bounded(&long);
+    assert!(
+        cut.len() < 300 && cut.ends_with("… (100000 bytes)"),
+        "{cut}"
+    );
+}
+
+#[test]
 fn init_failures_are_reported_with_code_and_message() {
     let dir = tempfile::tempdir().unwrap();
     let err = Plugin::load(&spec(&energy_plugin(dir.path()), "fail"), 1).unwrap_err();

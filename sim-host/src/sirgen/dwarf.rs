@@ -48,7 +48,8 @@ fn dwarf_error(e: impl std::fmt::Display) -> SirGenError {
 impl<'a> DebugInfo<'a> {
     /// Reads the DWARF sections of `bytes`; `Ok(None)` when there are none.
     pub fn load(bytes: &'a [u8]) -> Result<Option<DebugInfo<'a>>, SirGenError> {
-        let elf = Elf::parse(bytes).map_err(|e| SirGenError::Elf(e.to_string()))?;
+        let elf = Elf::parse(bytes)
+            .map_err(|e| SirGenError::Elf(crate::elf::parse_failure(&e, bytes.len())))?;
         let mut sections: HashMap<String, &'a [u8]> = HashMap::new();
         for sh in &elf.section_headers {
             let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
