@@ -75,14 +75,16 @@ pub fn section_names(document: Document) -> Result<BTreeMap<u16, String>, ArpNam
         }
     });
     let mut chosen: BTreeMap<u16, String> = BTreeMap::new();
-    // An explicit name is a claim: two different ones for one id conflict.
+    // An `ato_*` label is the program's own name for a section: two
+    // different labels for one id are ambiguous. (Generated names such as
+    // `main:12` differ legitimately: one section entered from two places.)
     let mut explicit: BTreeMap<u16, (String, String)> = BTreeMap::new();
     for (value, name, id, is_explicit) in found {
         let sid: u16 = value.trim().parse().map_err(|_| ArpNamesError::BadSid {
             id: id.clone(),
             value,
         })?;
-        if is_explicit {
+        if is_explicit && name.starts_with("ato_") {
             match explicit.get(&sid) {
                 Some((first_name, first)) if *first_name != name => {
                     return Err(ArpNamesError::NamedTwice {

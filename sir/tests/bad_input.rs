@@ -488,14 +488,16 @@ fn messages_quote_at_most_80_characters_of_the_input() {
 #[test]
 fn a_section_id_named_twice_is_an_error_naming_both_elements() {
     let xml = "<sir language=\"c\" xmlns:arp=\"urn:arpsim:arp\">\n\
-               <unit id=\"u1\" type=\"function\" arp:sid=\"3\" arp:name=\"fir\"/>\n\
-               <unit id=\"u2\" type=\"function\" arp:sid=\"3\" arp:name=\"iir\"/></sir>";
+               <unit id=\"u1\" type=\"function\" arp:sid=\"3\" arp:name=\"ato_kernel_fir\"/>\n\
+               <unit id=\"u2\" type=\"function\" arp:sid=\"3\" arp:name=\"ato_kernel_iir\"/>\n\
+               <unit id=\"u3\" type=\"function\" arp:sid=\"3\" arp:name=\"main:12\"/></sir>";
     let doc = sir::Document::Apart(apart::parse_str(xml).unwrap().document);
     let err = sir::arp::section_names(doc).unwrap_err().to_string();
     assert!(err.contains("section 3 is named twice"), "{err}");
     assert!(err.contains("u1") && err.contains("u2"), "{err}");
-    // the same name on two elements (an inlined kernel) is fine
-    let same = xml.replace("iir", "fir");
+    // the same label on two elements (an inlined kernel), and generated
+    // names beside it, are fine: the label names the section
+    let same = xml.replace("ato_kernel_iir", "ato_kernel_fir");
     let doc = sir::Document::Apart(apart::parse_str(&same).unwrap().document);
-    assert_eq!(sir::arp::section_names(doc).unwrap()[&3], "fir");
+    assert_eq!(sir::arp::section_names(doc).unwrap()[&3], "ato_kernel_fir");
 }
