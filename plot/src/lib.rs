@@ -1,9 +1,9 @@
-//! LaOutGraph: time against the first swept variable, one line per value
-//! of the second swept variable, written as a self-contained SVG fit for
-//! a paper: round ticks (`ticks`), the time's SI prefix in the axis label
-//! (`time (ms)`), and series told apart by dash pattern and marker shape
-//! as well as colour, so they stay distinct printed in greyscale. A
-//! legend is drawn only when there is more than one series.
+//! Line plots fit for a paper, written as a self-contained SVG: round
+//! ticks (`ticks`), the unit's SI prefix in the axis label (`time (ms)`,
+//! `kcycles`), and series told apart by dash pattern and marker shape as
+//! well as colour, so they stay distinct printed in greyscale. A legend is
+//! drawn only when there is more than one series. chips-eval draws its
+//! sweeps with it (LaOutGraph), sim-host the costs of ARP sections.
 //!
 //! The x axis is logarithmic (base 2, ticks at powers of 2) when the x
 //! values are positive and span a factor of 16 or more, as processor-count
@@ -17,11 +17,38 @@
 
 pub mod ticks;
 
-use crate::error::Error;
-use crate::runtime::RunResults;
-use crate::value::{format_number, Value};
-use std::collections::HashMap;
 use std::fmt::Write;
+
+/// Why a plot could not be drawn.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlotError {
+    #[error("nothing to plot: no series has a point")]
+    Empty,
+    #[error("a log scale needs every value above 0; {0}")]
+    NotPositive(String),
+    #[error("rendering the SVG: {0}")]
+    Render(String),
+}
+
+/// What the y values are: times in seconds (labelled `time (ms)`, never
+/// larger prefixes), or counts of a unit (`cycles`, labelled `Mcycles`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum YUnit {
+    Seconds,
+    Count(String),
+}
+
+/// The data of a plot: the x axis's title, the y values' unit and the
+/// series, each with its points sorted by x.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub x_title: String,
+    /// Keep the x axis linear even when its values span a factor of 16 or
+    /// more (sample numbers, not processor counts).
+    pub x_linear: bool,
+    pub y_unit: YUnit,
+    pub series: Vec<Series>,
+}
 
 /// The size of a plot unless `--size` says otherwise, in pixels.
 pub const DEFAULT_SIZE: (u32, u32) = (720, 480);
@@ -112,64 +139,12 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// One line of the plot: the points with one value of the second swept
-/// variable, sorted by x.
-struct Series {
-    label: String,
-    points: Vec<(f64, f64)>,
-}
-
-/// The x variable's name and the series, in order of first appearance;
-/// the index keeps a sweep of a million points linear.
-fn collect_series(results: &RunResults, log_y: bool) -> Result<(String, Vec<Series>), Error> {
-    let Some(xvar) = results.variables.first() else {
-        return Err(Error::Usage(
-            "--plot needs at least one swept variable (--set VAR=A..B or VAR=v1,v2)".into(),
-        ));
-    };
-    let mut series: Vec<Series> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for p in &results.points {
-        let Value::Num(x) = p.point[0].1 else {
-            return Err(Error::Usage(format!(
-                "--plot: `{xvar}` must take numeric values"
-            )));
-        };
-        let Some(t) = p.time else { continue };
-        if log_y && t <= 0.0 {
-            return Err(Error::Usage(format!(
-                "--log-y: the point {} has time {} s; a log scale needs every time above 0 \
-                 (plot without --log-y)",
-                point_label(&p.point),
-                format_number(t)
-            )));
-        }
-        let key = p
-            .point
-            .get(1)
-            .map(|(k, v)| format!("{k} = {v}"))
-            .unwrap_or_else(|| "time".into());
-        let i = *index.entry(key.clone()).or_insert_with(|| {
-            series.push(Series {
-                label: key,
-                points: Vec::new(),
-            });
-            series.len() - 1
-        });
-        series[i].points.push((x, t));
-    }
-    if series.is_empty() {
-        return Err(Error::Usage("--plot: no point has a time".into()));
-    }
-    for s in &mut series {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    Ok((xvar.clone(), series))
-}
-
-fn point_label(point: &[(String, Value)]) -> String {
-    let parts: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    parts.join(", ")
+/// One line of the plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    /// (x, y), sorted by x.
+    pub points: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,9 +198,9 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
 /// The swept variable: base 2 log when positive over a factor of 16 or
 /// more, else linear with 1-2-5 ticks; plain numbers, or an SI prefix on
 /// each (`200k`) when they reach 100000.
-fn x_axis(name: &str, series: &[Series], max_intervals: usize) -> Axis {
+fn x_axis(name: &str, series: &[Series], linear: bool, max_intervals: usize) -> Axis {
     let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-    if lo > 0.0 && hi / lo >= 16.0 {
+    if !linear && lo > 0.0 && hi / lo >= 16.0 {
         let ticks = ticks::log2(lo, hi, max_intervals + 1)
             .into_iter()
             .map(|t| (t, ticks::power_of_two(t)))
@@ -264,15 +239,15 @@ fn x_axis(name: &str, series: &[Series], max_intervals: usize) -> Axis {
     }
 }
 
-/// Time in seconds: linear from 0 with 1-2-5 ticks, or powers of 10;
-/// labels in plain notation scaled by the SI prefix the title names.
-fn y_axis(series: &[Series], log: bool, max_intervals: usize) -> Axis {
+/// The y values: linear from 0 with 1-2-5 ticks, or powers of 10; labels
+/// in plain notation scaled by the SI prefix the title names.
+fn y_axis(series: &[Series], unit: &YUnit, log: bool, max_intervals: usize) -> Axis {
     let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
     if log {
         let values = ticks::log10(lo, hi);
         // The prefix of the middle decade, so labels read around 1.
         let middle = values[values.len() / 2];
-        let (factor, prefix) = time_prefix(middle);
+        let (factor, prefix) = unit_prefix(unit, middle);
         return Axis {
             scale: Scale::Log10,
             lo: values[0],
@@ -281,13 +256,13 @@ fn y_axis(series: &[Series], log: bool, max_intervals: usize) -> Axis {
                 .iter()
                 .map(|&t| (t, ticks::power(t / factor, 10)))
                 .collect(),
-            title: format!("time ({prefix}s)"),
+            title: unit_title(unit, prefix),
         };
     }
     let values = ticks::linear(lo.min(0.0), hi.max(0.0), max_intervals);
     let step = values.get(1).map_or(1.0, |b| b - values[0]);
     let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let (factor, prefix) = time_prefix(largest);
+    let (factor, prefix) = unit_prefix(unit, largest);
     Axis {
         scale: Scale::Linear,
         lo: values[0],
@@ -296,7 +271,24 @@ fn y_axis(series: &[Series], log: bool, max_intervals: usize) -> Axis {
             .iter()
             .map(|&t| (t, ticks::plain(t / factor, step / factor)))
             .collect(),
-        title: format!("time ({prefix}s)"),
+        title: unit_title(unit, prefix),
+    }
+}
+
+/// The scale and prefix of a y axis: times get ms, µs...; counts get k, M,
+/// G from 10 000 up.
+fn unit_prefix(unit: &YUnit, magnitude: f64) -> (f64, &'static str) {
+    match unit {
+        YUnit::Seconds => time_prefix(magnitude),
+        YUnit::Count(_) if magnitude >= 1e4 => ticks::si_prefix(magnitude),
+        YUnit::Count(_) => (1.0, ""),
+    }
+}
+
+fn unit_title(unit: &YUnit, prefix: &str) -> String {
+    match unit {
+        YUnit::Seconds => format!("time ({prefix}s)"),
+        YUnit::Count(name) => format!("{prefix}{name}"),
     }
 }
 
@@ -383,20 +375,33 @@ fn intervals(pixels: f64, spacing: f64) -> usize {
     ((pixels / spacing) as usize).clamp(2, 8)
 }
 
-/// Renders the results as SVG text.
-pub fn svg(results: &RunResults, opts: &PlotOptions) -> Result<String, Error> {
-    let (xvar, series) = collect_series(results, opts.log_y)?;
+/// Renders the chart as SVG text.
+pub fn svg(chart: &Chart, opts: &PlotOptions) -> Result<String, PlotError> {
+    let series = &chart.series;
+    if series.iter().all(|s| s.points.is_empty()) {
+        return Err(PlotError::Empty);
+    }
+    if opts.log_y {
+        check_positive(series)?;
+    }
+    let xvar = &chart.x_title;
     let legend = (series.len() > 1).then_some(series.as_slice());
     let k = scale_factor(opts);
     // Tick counts from the size before the margins are known: the margins
     // depend on the labels.
     let y = y_axis(
-        &series,
+        series,
+        &chart.y_unit,
         opts.log_y,
         intervals(f64::from(opts.height) - 96.0 * k, 45.0 * k),
     );
     let l = layout(opts, &y, legend);
-    let x = x_axis(&xvar, &series, intervals(l.plot_width(), 70.0 * k));
+    let x = x_axis(
+        xvar,
+        series,
+        chart.x_linear,
+        intervals(l.plot_width(), 70.0 * k),
+    );
     let mut s = String::new();
     header(&mut s, &l, &opts.title);
     y_ticks(&mut s, &l, &x, &y);
@@ -410,6 +415,19 @@ pub fn svg(results: &RunResults, opts: &PlotOptions) -> Result<String, Error> {
     }
     s.push_str("</svg>\n");
     Ok(s)
+}
+
+/// A log scale cannot show 0 or less: the first such point, named.
+fn check_positive(series: &[Series]) -> Result<(), PlotError> {
+    for s in series {
+        if let Some((x, y)) = s.points.iter().find(|(_, y)| *y <= 0.0) {
+            return Err(PlotError::NotPositive(format!(
+                "the point x = {x} of `{}` is {y}",
+                s.label
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn header(s: &mut String, l: &Layout, title: &str) {
@@ -642,17 +660,17 @@ const SANS_SERIF: &[&str] = &[
     "Helvetica",
 ];
 
-/// Renders the results as a PNG of the same plot as [`svg`], with the
+/// Renders the chart as a PNG of the same plot as [`svg`], with the
 /// system's fonts.
-pub fn png(results: &RunResults, opts: &PlotOptions) -> Result<Png, Error> {
-    let text = svg(results, opts)?;
+pub fn png(chart: &Chart, opts: &PlotOptions) -> Result<Png, PlotError> {
+    let text = svg(chart, opts)?;
     let mut fonts = resvg::usvg::fontdb::Database::new();
     fonts.load_system_fonts();
     render_png(&text, fonts)
 }
 
 /// Rasterises `svg` with the fonts of `fonts` (which may be empty).
-pub fn render_png(svg: &str, mut fonts: resvg::usvg::fontdb::Database) -> Result<Png, Error> {
+pub fn render_png(svg: &str, mut fonts: resvg::usvg::fontdb::Database) -> Result<Png, PlotError> {
     use resvg::tiny_skia::{Pixmap, Transform};
     use resvg::usvg::{fontdb::Family, Options, Tree};
     let missing_fonts = fonts.is_empty();
@@ -682,17 +700,79 @@ pub fn render_png(svg: &str, mut fonts: resvg::usvg::fontdb::Database) -> Result
         fontdb: std::sync::Arc::new(fonts),
         ..Options::default()
     };
-    let tree = Tree::from_str(svg, &opt)
-        .map_err(|e| Error::Usage(format!("--plot: rendering the SVG: {e}")))?;
+    let tree = Tree::from_str(svg, &opt).map_err(|e| PlotError::Render(e.to_string()))?;
     let size = tree.size().to_int_size();
     let mut pixmap = Pixmap::new(size.width(), size.height())
-        .ok_or_else(|| Error::Usage("--plot: empty image".into()))?;
+        .ok_or_else(|| PlotError::Render("empty image".into()))?;
     resvg::render(&tree, Transform::default(), &mut pixmap.as_mut());
     let data = pixmap
         .encode_png()
-        .map_err(|e| Error::Usage(format!("--plot: encoding the PNG: {e}")))?;
+        .map_err(|e| PlotError::Render(format!("encoding the PNG: {e}")))?;
     Ok(Png {
         data,
         missing_fonts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(unit: YUnit, x_linear: bool, ys: &[f64]) -> Chart {
+        Chart {
+            x_title: "x".into(),
+            x_linear,
+            y_unit: unit,
+            series: vec![Series {
+                label: "a".into(),
+                points: ys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, y)| ((i + 1) as f64, *y))
+                    .collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn counts_take_an_si_prefix_in_the_axis_title() {
+        let ys: Vec<f64> = (0..40).map(|i| 40_000.0 + 1000.0 * f64::from(i)).collect();
+        let svg = svg(
+            &chart(YUnit::Count("cycles".into()), true, &ys),
+            &PlotOptions::new("t"),
+        )
+        .unwrap();
+        assert!(svg.contains(">kcycles<"), "{svg}");
+        let small = svg_of(&chart(YUnit::Count("cycles".into()), true, &[1.0, 5.0]));
+        assert!(small.contains(">cycles<"));
+        let time = svg_of(&chart(YUnit::Seconds, true, &[0.001, 0.002]));
+        assert!(time.contains(">time (ms)<"));
+    }
+
+    fn svg_of(c: &Chart) -> String {
+        svg(c, &PlotOptions::new("t")).unwrap()
+    }
+
+    #[test]
+    fn a_linear_x_axis_is_kept_when_asked() {
+        let ys = vec![1.0; 64];
+        let linear = svg_of(&chart(YUnit::Seconds, true, &ys));
+        let auto = svg_of(&chart(YUnit::Seconds, false, &ys));
+        // powers of two only on the automatic (log2) axis
+        assert!(auto.contains(">32<") && !auto.contains(">30<"), "{auto}");
+        assert!(
+            linear.contains(">30<") || linear.contains(">20<"),
+            "{linear}"
+        );
+    }
+
+    #[test]
+    fn empty_and_non_positive_charts_are_refused() {
+        let empty = chart(YUnit::Seconds, true, &[]);
+        assert_eq!(svg(&empty, &PlotOptions::new("t")), Err(PlotError::Empty));
+        let mut opts = PlotOptions::new("t");
+        opts.log_y = true;
+        let err = svg(&chart(YUnit::Seconds, true, &[1.0, 0.0]), &opts).unwrap_err();
+        assert!(matches!(err, PlotError::NotPositive(_)), "{err}");
+    }
 }

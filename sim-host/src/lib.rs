@@ -55,6 +55,7 @@ pub mod report;
 pub mod sandbox;
 pub mod scaffold;
 pub mod sdk;
+pub mod section_plot;
 pub mod semihost;
 pub mod signals;
 pub mod sirgen;

@@ -188,3 +188,46 @@ fn errors_name_the_file_without_debug_text() {
     let out = sim_host(&["arp", "dump", path_str(&missing)]);
     assert!(text(&out.stderr).contains(path_str(&missing)));
 }
+
+#[test]
+fn arp_plot_draws_the_kernels_of_record_all_and_histogram_files() {
+    let dir = e2e_tests::scratch("arp-plot");
+    let filter = e2e_tests::guest("cortex-m4", "filter");
+    let sim = |args: &[&str]| {
+        std::process::Command::new(e2e_tests::sim_host_bin())
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let elf = filter.display().to_string();
+    for (mode, file, unit) in [
+        ("record_all", "all.arp", ">kcycles<"),
+        ("record_histogram", "hist.arp", ">samples<"),
+    ] {
+        assert!(sim(&["run", "-q", &elf, "--mode", mode, "-o", file])
+            .status
+            .success());
+        let out = sim(&["arp", "plot", file, "-o", "p.svg", "--size", "900x500"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let svg = std::fs::read_to_string(dir.join("p.svg")).unwrap();
+        assert!(svg.contains(r#"width="900""#), "{mode}");
+        assert!(svg.contains(unit), "{mode}: {svg}");
+        // the two kernels, not the profiled sections around them
+        assert!(
+            svg.contains("8 &gt; 7 &gt; 3 &gt; 2 &gt; 1") || svg.contains("8 > 7 > 3 > 2 > 1"),
+            "{mode}"
+        );
+        assert!(!svg.contains(">8 &gt; 7 &gt; 3 &gt; 2<"), "{mode}");
+    }
+    assert!(sim(&["run", "-q", &elf, "-o", "avg.arp"]).status.success());
+    let out = sim(&["arp", "plot", "avg.arp", "-o", "a.svg"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("record_all"));
+    assert!(!dir.join("a.svg").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

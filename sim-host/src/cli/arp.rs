@@ -30,6 +30,9 @@ enum Command {
     /// Convert between formats and modes (record_all -> record_average or
     /// record_histogram; the reverse is refused).
     Convert(ConvertArgs),
+    /// Plot the cost of each section over its samples (record_all) or its
+    /// histogram (record_histogram) as SVG or PNG.
+    Plot(PlotArgs),
 }
 
 #[derive(clap::Args)]
@@ -79,8 +82,75 @@ pub fn run(args: Args) -> Result<()> {
         }
         Command::ExportExtrap(args) => export_extrap(args),
         Command::Convert(args) => convert(&args),
+        Command::Plot(args) => plot_sections(&args),
     };
     quiet_when_stdout_closed(result)
+}
+
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// The data.arp to draw.
+    file: PathBuf,
+    /// The picture: FILE.svg or FILE.png.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    /// Pixels, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size)]
+    size: Option<(u32, u32)>,
+    /// A log scale on the y axis.
+    #[arg(long)]
+    log_y: bool,
+}
+
+fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once('x')
+        .ok_or_else(|| format!("`{text}`: expected WIDTHxHEIGHT, e.g. 900x560"))?;
+    let number = |s: &str| {
+        s.parse::<u32>()
+            .map_err(|_| format!("`{text}`: not WIDTHxHEIGHT"))
+    };
+    let (w, h) = (number(w)?, number(h)?);
+    let (min, max) = (plot::MIN_SIZE, plot::MAX_SIZE);
+    if (min.0..=max.0).contains(&w) && (min.1..=max.1).contains(&h) {
+        Ok((w, h))
+    } else {
+        Err(format!(
+            "{w}x{h}: from {}x{} to {}x{}",
+            min.0, min.1, max.0, max.1
+        ))
+    }
+}
+
+/// `sim-host arp plot`: written through `arpsim::output`, checked first.
+fn plot_sections(args: &PlotArgs) -> Result<()> {
+    arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
+    let chart = sim_host::section_plot::chart(&args.file)?;
+    let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
+    if let Some((w, h)) = args.size {
+        (opts.width, opts.height) = (w, h);
+    }
+    opts.log_y = args.log_y;
+    let ext = args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let bytes = match ext.as_deref() {
+        Some("svg") => plot::svg(&chart, &opts)?.into_bytes(),
+        Some("png") => {
+            let png = plot::png(&chart, &opts)?;
+            if png.missing_fonts {
+                sim_host::say!("sim-host: warning: no system font found: the PNG has no labels");
+            }
+            png.data
+        }
+        _ => anyhow::bail!("-o {}: a .svg or .png file name", args.output.display()),
+    };
+    arpsim::output::write(&args.output, bytes)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    sim_host::say!("sim-host: {} written", args.output.display());
+    Ok(())
 }
 
 /// Runs `print` on a buffered standard output and flushes it.
