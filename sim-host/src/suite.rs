@@ -419,7 +419,7 @@ fn check_cores(cores: Option<usize>) -> Result<(), String> {
 
 /// The outcome of one entry. Its host time is kept out of its JSON form
 /// (it is under the report's `host`).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct EntryResult {
     pub name: String,
     pub elf: String,

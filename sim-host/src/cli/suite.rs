@@ -121,7 +121,7 @@ fn run_manifest(args: &Args) -> Result<i32, String> {
     let outputs = Outputs::prepare(args, &manifest, &mut plan)?;
     let stop =
         signals::install().map_err(|e| format!("cannot install the signal handlers: {e}"))?;
-    let report = suite::run_plan(&manifest, &plan, jobs(args), &stop, &progress());
+    let report = suite::run_plan(&manifest, &plan, jobs(args), &stop, &progress(jobs(args)));
     if !outputs.to_stdout() {
         show_raw!("{}", report.to_text());
     }
@@ -139,18 +139,38 @@ fn jobs(args: &Args) -> usize {
     })
 }
 
-/// On a terminal, a line that says how far the suite is.
-fn progress() -> impl Fn(usize, usize, &suite::EntryResult) + Sync {
+/// On a terminal, a line that says how far the suite is: entries done,
+/// running and failed, and the last one to finish.
+fn progress(jobs: usize) -> impl Fn(usize, usize, &suite::EntryResult) + Sync {
     let tty = std::io::stderr().is_terminal();
+    let failed = std::sync::atomic::AtomicUsize::new(0);
     move |done, total, r| {
+        if !r.passed {
+            failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         if tty {
-            let status = if r.passed { "ok" } else { "FAIL" };
-            say_raw!("\r\x1b[K[{done}/{total}] {} {status}", r.name);
+            say_raw!("\r\x1b[K{}", progress_line(done, total, jobs, &failed, r));
             if done == total {
                 say!();
             }
         }
     }
+}
+
+fn progress_line(
+    done: usize,
+    total: usize,
+    jobs: usize,
+    failed: &std::sync::atomic::AtomicUsize,
+    last: &suite::EntryResult,
+) -> String {
+    let running = jobs.max(1).min(total - done);
+    let failed = failed.load(std::sync::atomic::Ordering::Relaxed);
+    let status = if last.passed { "ok" } else { "FAIL" };
+    format!(
+        "[{done}/{total} done, {running} running, {failed} failed] {} {status}",
+        last.name
+    )
 }
 
 /// `--list`: the selected entries, as text or (`--json`) JSON.
@@ -336,5 +356,25 @@ fn write_merged(report: &SuiteReport, outputs: &[(&str, &Path)]) -> i32 {
         0
     } else {
         EXIT_FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_counts_done_running_and_failed() {
+        let failed = std::sync::atomic::AtomicUsize::new(1);
+        let last = suite::EntryResult {
+            name: "filter-cortex-m4".into(),
+            passed: false,
+            ..suite::EntryResult::default()
+        };
+        assert_eq!(
+            progress_line(3, 10, 2, &failed, &last),
+            "[3/10 done, 2 running, 1 failed] filter-cortex-m4 FAIL"
+        );
+        assert!(progress_line(9, 10, 4, &failed, &last).contains("1 running"));
     }
 }
