@@ -218,3 +218,48 @@ fn an_elf_for_another_core_gets_the_right_target_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_sdk_cmake_toolchain_builds_a_guest_that_runs() {
+    if !e2e_tests::have("cmake") {
+        eprintln!("SKIPPED: cmake is not installed (scripts/bootstrap.sh installs it)");
+        return;
+    }
+    let home = scratch("cmake-home");
+    let work = scratch("cmake");
+    let out = command(&work, &home, "sim-host")
+        .args(["new", "cdemo", "--target", "rv32imac"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let sdk_out = command(&work, &home, "sim-host")
+        .args(["sdk", "--print-path"])
+        .output()
+        .unwrap();
+    let sdk = String::from_utf8_lossy(&sdk_out.stdout).trim().to_owned();
+    let project = work.join("cdemo");
+    std::fs::write(
+        project.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(cdemo C)\n\
+         add_executable(cdemo.elf src/main.c ${SIM_HOST_STUB_SOURCES})\n\
+         target_compile_definitions(cdemo.elf PRIVATE ARP_SIM)\n",
+    )
+    .unwrap();
+    let toolchain = format!("-DCMAKE_TOOLCHAIN_FILE={sdk}/cmake/rv32imac.cmake");
+    for args in [
+        vec!["-S", ".", "-B", "cmake-build", toolchain.as_str()],
+        vec!["--build", "cmake-build"],
+    ] {
+        let out = command(&project, &home, "cmake")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "cmake {args:?}: {}", text(&out));
+    }
+    let out = command(&project, &home, "sim-host")
+        .args(["run", "--target", "rv32imac", "cmake-build/cdemo.elf"])
+        .output()
+        .unwrap();
+    assert_ran(&out, "cdemo", "main", "main.c");
+    let _ = std::fs::remove_dir_all(&work);
+}
