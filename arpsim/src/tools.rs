@@ -14,59 +14,85 @@ fn io_out(e: std::io::Error) -> ArpError {
     ArpError::io("<output>", e)
 }
 
-/// Writes the records of `path` as a readable table, streaming.
+/// Writes the records of `path` as a readable table, streaming. Each line
+/// is built in one reused buffer (no allocation per record on the
+/// `record_all` path): dumping runs at the reader's pace.
 pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
     let mut n = 0u64;
     let mut header_done = false;
+    let mut line: Vec<u8> = Vec::with_capacity(256);
     let header = codec::for_each_record(path, |h, r| {
         if !header_done {
             write_header(h, out)?;
             header_done = true;
         }
         n += 1;
-        let trace = crate::types::format_path(&r.stack);
-        let trace = if h.mode == Mode::RecordAll {
-            trace
-        } else {
-            r.stack
-                .iter()
-                .map(|e| e.sid.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let values = match &r.payload {
-            Payload::Sample(v) => v
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            Payload::Average { means, .. } => means
-                .iter()
-                .map(|&m| number(m))
-                .collect::<Vec<_>>()
-                .join(" "),
-            Payload::Histogram { histograms, .. } => histograms
+        line.clear();
+        dump_line(&mut line, n, h.mode, r);
+        out.write_all(&line).map_err(io_out)
+    })?;
+    if !header_done {
+        write_header(&header, out)?;
+    }
+    Ok(())
+}
+
+/// `{n:>8} {count:>8}  {trace:<40} {values}\n` of one record.
+fn dump_line(line: &mut Vec<u8>, n: u64, mode: Mode, r: &Record) {
+    let mut number = itoa::Buffer::new();
+    pad_left(line, number.format(n).as_bytes(), 8);
+    line.push(b' ');
+    pad_left(line, number.format(r.payload.count()).as_bytes(), 8);
+    line.extend_from_slice(b"  ");
+    let trace_start = line.len();
+    for (i, e) in r.stack.iter().enumerate() {
+        if i > 0 {
+            line.push(b' ');
+        }
+        line.extend_from_slice(number.format(e.sid).as_bytes());
+        if mode == Mode::RecordAll {
+            line.push(b'@');
+            line.extend_from_slice(number.format(e.idx).as_bytes());
+        }
+    }
+    let width = line.len() - trace_start;
+    line.resize(line.len() + 40usize.saturating_sub(width), b' ');
+    line.push(b' ');
+    dump_values(line, &r.payload);
+    line.push(b'\n');
+}
+
+fn pad_left(line: &mut Vec<u8>, text: &[u8], width: usize) {
+    line.resize(line.len() + width.saturating_sub(text.len()), b' ');
+    line.extend_from_slice(text);
+}
+
+fn dump_values(line: &mut Vec<u8>, payload: &Payload) {
+    match payload {
+        Payload::Sample(values) => {
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    line.push(b' ');
+                }
+                v.write_ascii(line);
+            }
+        }
+        Payload::Average { means, .. } => {
+            let text: Vec<String> = means.iter().map(|&m| number(m)).collect();
+            line.extend_from_slice(text.join(" ").as_bytes());
+        }
+        Payload::Histogram { histograms, .. } => {
+            let text: Vec<String> = histograms
                 .iter()
                 .map(|h| {
                     let bins: Vec<String> =
                         h.bins.iter().map(|(b, n)| format!("{b}:{n}")).collect();
                     format!("[{}]", bins.join(" "))
                 })
-                .collect::<Vec<_>>()
-                .join(" "),
-        };
-        writeln!(
-            out,
-            "{n:>8} {:>8}  {:<40} {values}",
-            r.payload.count(),
-            trace
-        )
-        .map_err(io_out)
-    })?;
-    if !header_done {
-        write_header(&header, out)?;
+                .collect();
+            line.extend_from_slice(text.join(" ").as_bytes());
+        }
     }
-    Ok(())
 }
 
 fn write_header(h: &crate::record::Header, out: &mut dyn Write) -> Result<()> {
