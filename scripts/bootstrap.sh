@@ -25,6 +25,7 @@ PACKAGES=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm valgrind fonts-dejavu-core
   parallel  # GNU parallel: the docs/scale-out.md recipe test
+  gdb-multiarch  # tests/tests/gdb.rs: debugging a guest through --gdb
 )
 # Tests replace the list to exercise the failure path.
 if [[ -n "${BOOTSTRAP_PACKAGES:-}" ]]; then

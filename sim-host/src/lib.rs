@@ -47,6 +47,7 @@ pub mod callgrind;
 pub mod cycles;
 pub mod decode;
 pub mod elf;
+pub mod gdb;
 pub mod machine;
 pub mod plugin;
 pub mod profile;

@@ -165,6 +165,9 @@ pub struct RunOptions {
     pub cores: Option<usize>,
     /// Stack size of each thread created by the guest (default 8 KiB).
     pub thread_stack: Option<u64>,
+    /// A debugger (`--gdb`) that controls the run: it is attached before
+    /// the first instruction and called at every stop it asked for.
+    pub debugger: Option<Rc<std::cell::RefCell<dyn Debugger>>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -177,6 +180,7 @@ impl std::fmt::Debug for RunOptions {
             .field("arp", &self.arp)
             .field("observers", &self.observers.len())
             .field("counting", &self.counting)
+            .field("debugger", &self.debugger.is_some())
             .finish()
     }
 }
@@ -349,6 +353,11 @@ struct State {
     thread_exit: u64,
     /// The running thread's clock after the last observed block.
     observed_cycles: u64,
+    /// Where a debugger resumed inside a block that was charged before it
+    /// stopped there (`limit` is 0 meanwhile, so the block hook looks).
+    debug_resume: Option<u64>,
+    /// The slice's `limit` while `debug_resume` borrows it.
+    debug_limit: u64,
 }
 
 impl State {
@@ -665,6 +674,32 @@ fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
     })
 }
 
+/// The block hook at a slice boundary (the clock reached `limit`): returns
+/// whether the hook goes on to charge the block at `addr`. Not when it
+/// stops the slice (the scheduler chooses) or the run (the cycle limit);
+/// nor for the rest of a block a debugger resumed in, which was charged
+/// before the debugger stopped inside it (`limit` is 0 until then).
+#[cold]
+fn at_slice_boundary(uc: &mut Uc<'_>, addr: u64) -> bool {
+    let st = uc.get_data_mut();
+    if let Some(resumed_at) = st.debug_resume.take() {
+        st.limit = st.debug_limit;
+        if resumed_at == addr {
+            return false;
+        }
+        if st.cycles < st.limit {
+            return true;
+        }
+    }
+    if st.cycles >= st.max_cycles {
+        let limit = st.max_cycles;
+        stop_with(uc, Stop::CycleLimit(limit));
+    } else {
+        let _ = uc.emu_stop();
+    }
+    false
+}
+
 fn stop_with(uc: &mut Uc<'_>, stop: Stop) {
     if uc.get_data().stop.is_none() {
         uc.get_data_mut().stop = Some(stop);
@@ -735,8 +770,9 @@ fn stop_for_deadline_or_signal(uc: &mut Uc<'_>) {
         .as_ref()
         .map_or(0, |f| f.load(Ordering::Relaxed));
     let stop = match (signal, st.timeout) {
-        (0, Some(t)) => Stop::Timeout(t),
-        (s, _) => Stop::Interrupted(s),
+        (s, _) if s > 0 => Stop::Interrupted(s),
+        (_, Some(t)) => Stop::Timeout(t),
+        (s, None) => Stop::Interrupted(s),
     };
     stop_with(uc, stop);
 }
@@ -1086,6 +1122,13 @@ pub fn run(
         image.symbol("__heap_end").unwrap_or(0) as u32,
     ];
     let dynamic = dynamic_sites(&image, &target, &decoder);
+    // a debugger interrupts through the stop flag: a run it controls has one
+    let interrupt = options.interrupt.clone().or_else(|| {
+        options
+            .debugger
+            .as_ref()
+            .map(|_| Arc::new(AtomicI32::new(0)))
+    });
     let state = State {
         arch,
         target: Rc::clone(&target),
@@ -1100,7 +1143,7 @@ pub fn run(
         trail: [(0, 0); TRAIL],
         trail_len: 0,
         max_cycles: options.max_cycles.unwrap_or(u64::MAX),
-        interrupt: options.interrupt.clone(),
+        interrupt: interrupt.clone(),
         timeout: options.timeout,
         progress: options.progress.clone(),
         stop: None,
@@ -1124,7 +1167,7 @@ pub fn run(
         console: HostConsole {
             echo: options.echo,
             deadline: options.timeout.map(|t| Instant::now() + t),
-            interrupt: options.interrupt.clone(),
+            interrupt: interrupt.clone(),
             ..Default::default()
         },
         arp: ArpHost::new(options.arp.clone()),
@@ -1151,6 +1194,8 @@ pub fn run(
         free_stacks: Vec::new(),
         thread_exit: image.function("simthread_exit").map_or(0, |f| f.addr),
         observed_cycles: 0,
+        debug_resume: None,
+        debug_limit: 0,
     };
     let (uc_arch, uc_mode) = match arch {
         // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
@@ -1193,6 +1238,7 @@ pub fn run(
         }
     }
 
+    let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     for site in dynamic.into_iter().filter(|_| counting == Counting::Blocks) {
         let (a, b) = (
             arch_reg(arch, site.operands.a),
@@ -1255,16 +1301,10 @@ pub fn run(
                 // emulation does not execute now; Unicorn runs it again on
                 // the next emu_start, and it is charged then (charging it
                 // here too would count it twice at every thread switch).
-                if st.cycles >= st.limit {
-                    if st.cycles >= st.max_cycles {
-                        let limit = st.max_cycles;
-                        stop_with(uc, Stop::CycleLimit(limit));
-                    } else {
-                        // the running thread's slice is over: the scheduler chooses
-                        let _ = uc.emu_stop();
-                    }
+                if st.cycles >= st.limit && !at_slice_boundary(uc, addr) {
                     return;
                 }
+                let st = uc.get_data_mut();
                 if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
                     if signal != 0 {
                         stop_with(uc, Stop::Interrupted(signal));
@@ -1393,6 +1433,16 @@ pub fn run(
     uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
     let mut contexts: Vec<Option<Vec<u64>>> = Vec::new();
     let thread_regs = thread_registers(arch);
+    let mut debug = match (&options.debugger, interrupt) {
+        (Some(debugger), Some(interrupt)) => Some(DebugSession::new(
+            &emu,
+            Rc::clone(debugger),
+            debug_dynamic.as_deref().unwrap_or_default(),
+            interrupt,
+        )),
+        _ => None,
+    };
+    let mut paused = Duration::ZERO;
 
     let started = Instant::now();
     let mut result: Result<(), uc_error> = Ok(());
@@ -1470,8 +1520,7 @@ pub fn run(
                 }
             },
         };
-        let pc = uc("read PC", emu.reg_read(r.pc))?;
-        result = emu.emu_start(pc | thumb, u64::MAX, timeout_us, 0);
+        result = run_slice(&mut emu, &mut debug, timeout_us, &mut paused);
         {
             let st = emu.get_data_mut();
             let cycles = st.cycles;
@@ -1498,7 +1547,7 @@ pub fn run(
             }
         }
     }
-    let host_time = started.elapsed();
+    let host_time = started.elapsed().saturating_sub(paused);
 
     if emu.get_data().stop.is_none() {
         let stop = match result {
@@ -1549,6 +1598,9 @@ pub fn run(
         emu.get_data_mut().stop = Some(stop);
     }
 
+    if let (Some(session), Some(stop)) = (&debug, emu.get_data().stop.clone()) {
+        session.debugger.borrow_mut().ended(&stop);
+    }
     let st = emu.get_data_mut();
     let mut stop = st.stop.clone().expect("set above");
     if let Stop::Fault(f) = &mut stop {
@@ -1658,4 +1710,498 @@ fn looks_like_stack_overflow(target: &Target, addr: u64, sp: u64) -> bool {
         .regions
         .iter()
         .any(|r| r.access.write && addr < r.start && r.start - addr <= 4096 && sp < r.start + 4096)
+}
+
+// Debugging (`--gdb`). Nothing below runs, and no hook of it exists,
+// without a debugger: the run's hot path is the same either way.
+
+/// What stopped the guest for the debugger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugStop {
+    /// Before the first instruction.
+    Start,
+    /// At a breakpoint, before its instruction executes.
+    Breakpoint,
+    /// One instruction after a step began.
+    Step,
+    /// The debugger asked the running guest to stop ([`DebugInterrupt`]).
+    Interrupt,
+}
+
+/// How the guest goes on after a stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugResume {
+    Continue,
+    Step,
+    /// Remove every breakpoint and run on without the debugger.
+    Detach,
+    /// End the run now, as a SIGKILL would (partial results).
+    Kill,
+}
+
+/// A debugger controlling a run. Its calls happen on the emulation thread
+/// while the guest is stopped; none of them costs a simulated cycle.
+pub trait Debugger {
+    /// Before anything runs: the handle to the guest it will inspect.
+    fn attach(&mut self, guest: DebugGuest);
+    /// The guest stopped; returns how it goes on.
+    fn stopped(&mut self, why: DebugStop) -> DebugResume;
+    /// The run ended (the guest exited, faulted, hit a limit).
+    fn ended(&mut self, stop: &Stop);
+}
+
+/// The value of the run's stop flag for a debugger's interrupt request
+/// (signals store their positive numbers).
+const DEBUGGER_INTERRUPT: i32 = -1;
+/// How [`DebugResume::Kill`] ends a run.
+const KILLED_BY_DEBUGGER: i32 = 9;
+
+/// Asks the running guest to stop for the debugger at its next block
+/// boundary, from any thread (it shares the stop signals' flag, which the
+/// block hook already polls).
+#[derive(Debug, Clone)]
+pub struct DebugInterrupt(Arc<AtomicI32>);
+
+impl DebugInterrupt {
+    /// Never overrides a stop signal's request.
+    pub fn request(&self) {
+        let _ = self
+            .0
+            .compare_exchange(0, DEBUGGER_INTERRUPT, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Withdraws a request that is no longer wanted.
+    pub fn clear(&self) {
+        let _ = self
+            .0
+            .compare_exchange(DEBUGGER_INTERRUPT, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Whether a stop signal (SIGINT, SIGTERM, SIGHUP) arrived.
+    pub fn signalled(&self) -> bool {
+        !matches!(self.0.load(Ordering::Relaxed), 0 | DEBUGGER_INTERRUPT)
+    }
+}
+
+/// What the debug hooks record, shared with their closures.
+#[derive(Default)]
+struct DebugHookState {
+    /// Why a hook stopped the guest, and the instruction it stopped before.
+    event: std::cell::Cell<Option<(DebugStop, u64)>>,
+    /// The thread being stepped, and whether its first instruction ran.
+    stepping: std::cell::Cell<Option<(ThreadId, bool)>>,
+}
+
+struct DebugShared {
+    hooks: Rc<DebugHookState>,
+    breakpoints: std::cell::RefCell<HashMap<u64, unicorn_engine::UcHookId>>,
+    step_hook: std::cell::Cell<Option<unicorn_engine::UcHookId>>,
+    /// Entry points (and the ends of their bodies, which never run).
+    intercepted: Vec<(u64, u64)>,
+    /// Data-dependent instructions, whose hook charges before a
+    /// breakpoint's hook stops in front of them.
+    dynamic: HashMap<u64, DynamicSite>,
+    interrupt: DebugInterrupt,
+}
+
+/// The debugger's handle to the stopped guest: registers, memory,
+/// breakpoints and counters. Used only while the guest is stopped.
+///
+/// Registers are numbered per architecture: Arm r0-r12, sp, lr, pc, xpsr,
+/// msp, psp (0-18); RISC-V x0-x31, pc (0-32).
+#[derive(Clone)]
+pub struct DebugGuest {
+    emu: Uc<'static>,
+    shared: Rc<DebugShared>,
+}
+
+impl std::fmt::Debug for DebugGuest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DebugGuest").finish_non_exhaustive()
+    }
+}
+
+fn debug_registers(arch: Arch) -> Vec<i32> {
+    let mut r = thread_registers(arch);
+    if arch == Arch::Arm {
+        // thread_registers ends with xpsr, pc: gdb's order is pc, xpsr
+        r.swap(15, 16);
+        r.extend([RegisterARM::MSP as i32, RegisterARM::PSP as i32]);
+    } else {
+        r.insert(0, RegisterRISCV::X0 as i32);
+    }
+    r
+}
+
+impl DebugGuest {
+    pub fn arch(&self) -> Arch {
+        self.emu.get_data().arch
+    }
+
+    pub fn register(&self, n: usize) -> Option<u64> {
+        let id = *debug_registers(self.arch()).get(n)?;
+        self.emu.reg_read(id).ok()
+    }
+
+    pub fn set_register(&mut self, n: usize, value: u64) -> bool {
+        let arch = self.arch();
+        let Some(&id) = debug_registers(arch).get(n) else {
+            return false;
+        };
+        // an M-profile PC keeps the Thumb bit (gdb sends it clear)
+        let thumb = u64::from(arch == Arch::Arm && id == RegisterARM::PC as i32);
+        self.emu.reg_write(id, value | thumb).is_ok()
+    }
+
+    /// Reads what is mapped from `addr` on; returns how many bytes.
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> usize {
+        if self.emu.mem_read(addr, buf).is_ok() {
+            return buf.len();
+        }
+        let readable = (0..buf.len()).find(|&i| {
+            let at = addr.checked_add(i as u64);
+            at.is_none_or(|at| self.emu.mem_read(at, &mut buf[i..=i]).is_err())
+        });
+        readable.unwrap_or(buf.len())
+    }
+
+    /// Writes into mapped memory (code too: translations there are
+    /// dropped); false if any of it is unmapped.
+    pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> bool {
+        let Some(end) = addr.checked_add(data.len() as u64) else {
+            return false;
+        };
+        if data.is_empty() {
+            return true;
+        }
+        let mut probe = vec![0u8; data.len()];
+        if self.emu.mem_read(addr, &mut probe).is_err() || self.emu.mem_write(addr, data).is_err() {
+            return false;
+        }
+        let _ = self.emu.ctl_remove_cache(addr, end);
+        true
+    }
+
+    /// A breakpoint: a code hook on one instruction, which stops the guest
+    /// before it (guest memory is never changed). At an intercepted entry
+    /// point it is a block hook: it stops before the interception runs.
+    /// False for unmapped memory.
+    pub fn add_breakpoint(&mut self, addr: u64) -> bool {
+        if self.shared.breakpoints.borrow().contains_key(&addr) {
+            return true;
+        }
+        let mut probe = [0u8; 2];
+        if self.emu.mem_read(addr, &mut probe).is_err() {
+            return false;
+        }
+        let hooks = Rc::clone(&self.shared.hooks);
+        let hit = move |uc: &mut Uc<'_>, at, _| {
+            // inert during a step: the step decides where it ends
+            if hooks.stepping.get().is_none() {
+                hooks.event.set(Some((DebugStop::Breakpoint, at)));
+                let _ = uc.emu_stop();
+            }
+        };
+        let hook = if self.is_intercepted(addr) {
+            self.emu.add_block_hook(addr, addr, hit)
+        } else {
+            self.emu.add_code_hook(addr, addr, hit)
+        };
+        let Ok(id) = hook else {
+            return false;
+        };
+        self.shared.breakpoints.borrow_mut().insert(addr, id);
+        // code translated before has no call to the new hook
+        let _ = self.emu.ctl_remove_cache(addr, addr + 1);
+        true
+    }
+
+    pub fn remove_breakpoint(&mut self, addr: u64) -> bool {
+        let Some(id) = self.shared.breakpoints.borrow_mut().remove(&addr) else {
+            return false;
+        };
+        let _ = self.emu.remove_hook(id);
+        let _ = self.emu.ctl_remove_cache(addr, addr + 1);
+        true
+    }
+
+    fn is_intercepted(&self, addr: u64) -> bool {
+        self.shared
+            .intercepted
+            .iter()
+            .any(|(entry, _)| *entry == addr)
+    }
+
+    /// Whether the guest stands at an intercepted entry point with a
+    /// breakpoint inside its body.
+    fn breakpoint_in_intercepted_body(&self) -> bool {
+        let pc = self.pc();
+        let Some(&(_, end)) = self.shared.intercepted.iter().find(|(e, _)| *e == pc) else {
+            return false;
+        };
+        let breakpoints = self.shared.breakpoints.borrow();
+        breakpoints.keys().any(|b| (pc + 1..end).contains(b))
+    }
+
+    fn has_breakpoint(&self, addr: u64) -> bool {
+        self.shared.breakpoints.borrow().contains_key(&addr)
+    }
+
+    /// The running thread's simulated cycles and the run's instructions.
+    pub fn counters(&self) -> (u64, u64) {
+        let st = self.emu.get_data();
+        (st.cycles, st.instructions)
+    }
+
+    /// The innermost ARP section open in any thread.
+    pub fn innermost_section(&self) -> Option<arpsim::types::Sid> {
+        self.emu.get_data().arp.innermost_section()
+    }
+
+    /// `addr` as `function+offset (address)`.
+    pub fn describe(&self, addr: u64) -> String {
+        self.emu.get_data().image.describe(addr)
+    }
+
+    pub fn interrupt(&self) -> DebugInterrupt {
+        self.shared.interrupt.clone()
+    }
+
+    fn pc(&self) -> u64 {
+        self.emu.reg_read(regs(self.arch()).pc).unwrap_or(0)
+    }
+
+    /// Starts a step of the running thread: a code hook on every
+    /// instruction (translations are dropped so that it is called).
+    fn begin_step(&mut self) {
+        let thread = self.emu.get_data().current;
+        // An intercepted call is the step's one instruction, done once its
+        // hook ran: the step ends at the next hook call, at the return
+        // address (at once, or after the thread waited in a join).
+        let intercepted = self.is_intercepted(self.pc());
+        self.shared.hooks.stepping.set(Some((thread, intercepted)));
+        let hooks = Rc::clone(&self.shared.hooks);
+        let hook = self.emu.add_code_hook(1, 0, move |uc: &mut Uc<'_>, at, _| {
+            let Some((thread, started)) = hooks.stepping.get() else {
+                return;
+            };
+            if uc.get_data().current != thread {
+                return;
+            }
+            if !started {
+                hooks.stepping.set(Some((thread, true)));
+                return;
+            }
+            hooks.event.set(Some((DebugStop::Step, at)));
+            let _ = uc.emu_stop();
+        });
+        self.shared.step_hook.set(hook.ok());
+        let _ = self.emu.ctl_flush_tb();
+    }
+
+    fn end_step(&mut self) {
+        self.shared.hooks.stepping.set(None);
+        if let Some(id) = self.shared.step_hook.take() {
+            let _ = self.emu.remove_hook(id);
+            let _ = self.emu.ctl_flush_tb();
+        }
+    }
+
+    fn remove_all_breakpoints(&mut self) {
+        let addrs: Vec<u64> = self.shared.breakpoints.borrow().keys().copied().collect();
+        for addr in addrs {
+            self.remove_breakpoint(addr);
+        }
+    }
+}
+
+/// A run's debugger and its guest handle.
+struct DebugSession {
+    debugger: Rc<std::cell::RefCell<dyn Debugger>>,
+    guest: DebugGuest,
+    started: bool,
+    /// A continue from a breakpoint steps over it first.
+    continue_after_step: bool,
+}
+
+enum Applied {
+    Run,
+    Detached,
+    Killed,
+}
+
+impl DebugSession {
+    fn new(
+        emu: &Uc<'static>,
+        debugger: Rc<std::cell::RefCell<dyn Debugger>>,
+        dynamic: &[DynamicSite],
+        interrupt: Arc<AtomicI32>,
+    ) -> DebugSession {
+        let image = Rc::clone(&emu.get_data().image);
+        let names = ENTRY_POINTS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(THREAD_CALLS.iter().map(|(n, _)| *n));
+        let shared = DebugShared {
+            hooks: Rc::default(),
+            breakpoints: Default::default(),
+            step_hook: Default::default(),
+            intercepted: names
+                .filter_map(|n| image.function(n))
+                .map(|f| (f.addr, f.addr + f.size.max(2)))
+                .collect(),
+            dynamic: dynamic.iter().map(|s| (s.addr, *s)).collect(),
+            interrupt: DebugInterrupt(interrupt),
+        };
+        let guest = DebugGuest {
+            emu: emu.clone(),
+            shared: Rc::new(shared),
+        };
+        debugger.borrow_mut().attach(guest.clone());
+        DebugSession {
+            debugger,
+            guest,
+            started: false,
+            continue_after_step: false,
+        }
+    }
+
+    /// Why the emulation stopped for the debugger, if it did, and whether
+    /// the block it stopped in was charged already (a hook stopped in front
+    /// of an instruction of a block the block hook had priced).
+    fn stop_reason(&mut self, result: &Result<(), uc_error>) -> Option<(DebugStop, bool)> {
+        let event = self.guest.shared.hooks.event.take();
+        let st = self.guest.emu.get_data_mut();
+        if st.stop == Some(Stop::Interrupted(DEBUGGER_INTERRUPT)) {
+            st.stop = None;
+            self.guest.shared.interrupt.clear();
+            return Some((DebugStop::Interrupt, false));
+        }
+        if st.stop.is_some() || result.is_err() {
+            return None;
+        }
+        let (why, addr) = event?;
+        // a hook that moved the PC (an intercepted call) left a block not yet charged
+        let charged = self.guest.pc() == addr;
+        if charged {
+            self.uncharge_dynamic(addr);
+        }
+        Some((why, charged))
+    }
+
+    /// A data-dependent instruction's hook ran (and charged) before the
+    /// debug hook stopped in front of it; it runs again on resuming.
+    fn uncharge_dynamic(&mut self, addr: u64) {
+        let Some(site) = self.guest.shared.dynamic.get(&addr).copied() else {
+            return;
+        };
+        let arch = self.guest.arch();
+        let emu = &mut self.guest.emu;
+        let a = emu.reg_read(arch_reg(arch, site.operands.a)).unwrap_or(0) as u32;
+        let b = emu.reg_read(arch_reg(arch, site.operands.b)).unwrap_or(0) as u32;
+        let st = emu.get_data_mut();
+        st.cycles = st
+            .cycles
+            .saturating_sub(u64::from(cycles::dynamic_extra(&site, a, b)));
+    }
+
+    fn ask(&mut self, why: DebugStop, paused: &mut Duration) -> DebugResume {
+        if std::mem::take(&mut self.continue_after_step) && why == DebugStop::Step {
+            return DebugResume::Continue;
+        }
+        let asked = Instant::now();
+        let resume = self.debugger.borrow_mut().stopped(why);
+        *paused += asked.elapsed();
+        resume
+    }
+
+    fn apply(&mut self, resume: DebugResume) -> Applied {
+        self.guest.end_step();
+        match resume {
+            // gdb's software single step waits for a breakpoint in the
+            // body of the call, which never runs: the whole call is the
+            // step, ending at its return address
+            DebugResume::Continue if self.guest.breakpoint_in_intercepted_body() => {
+                self.guest.begin_step();
+            }
+            DebugResume::Continue if self.guest.has_breakpoint(self.guest.pc()) => {
+                self.continue_after_step = true;
+                self.guest.begin_step();
+            }
+            DebugResume::Continue => {}
+            DebugResume::Step => self.guest.begin_step(),
+            DebugResume::Detach => {
+                self.guest.remove_all_breakpoints();
+                return Applied::Detached;
+            }
+            DebugResume::Kill => {
+                let st = self.guest.emu.get_data_mut();
+                st.stop = Some(Stop::Interrupted(KILLED_BY_DEBUGGER));
+                return Applied::Killed;
+            }
+        }
+        Applied::Run
+    }
+
+    /// Resumes inside a block charged before the stop: the block hook lets
+    /// its rest run uncharged (see `at_slice_boundary`).
+    fn resume_in_charged_block(&mut self) {
+        let pc = self.guest.pc();
+        let st = self.guest.emu.get_data_mut();
+        st.debug_resume = Some(pc);
+        st.debug_limit = st.limit;
+        st.limit = 0;
+    }
+
+    fn end_resume(&mut self) {
+        let st = self.guest.emu.get_data_mut();
+        if st.debug_resume.take().is_some() {
+            st.limit = st.debug_limit;
+        }
+    }
+}
+
+fn start_address(emu: &Uc<'_>) -> Result<u64, uc_error> {
+    let arch = emu.get_data().arch;
+    Ok(emu.reg_read(regs(arch).pc)? | u64::from(arch == Arch::Arm))
+}
+
+/// One slice of the running thread: `emu_start` and, with a debugger, the
+/// stops it asks for and the resumptions, all inside the slice (the
+/// scheduler never sees them, so threads interleave as without it).
+fn run_slice(
+    emu: &mut Uc<'static>,
+    debug: &mut Option<DebugSession>,
+    timeout_us: u64,
+    paused: &mut Duration,
+) -> Result<(), uc_error> {
+    let Some(session) = debug.as_mut() else {
+        return emu.emu_start(start_address(emu)?, u64::MAX, timeout_us, 0);
+    };
+    let mut stopped =
+        (!std::mem::replace(&mut session.started, true)).then_some((DebugStop::Start, false));
+    loop {
+        let mut detached = false;
+        if let Some((why, charged)) = stopped {
+            let resume = session.ask(why, paused);
+            match session.apply(resume) {
+                Applied::Killed => return Ok(()),
+                Applied::Detached => detached = true,
+                Applied::Run => {}
+            }
+            if charged {
+                session.resume_in_charged_block();
+            }
+        }
+        let result = emu.emu_start(start_address(emu)?, u64::MAX, timeout_us, 0);
+        session.end_resume();
+        if detached {
+            *debug = None;
+            return result;
+        }
+        stopped = session.stop_reason(&result);
+        if stopped.is_none() {
+            return result;
+        }
+    }
 }

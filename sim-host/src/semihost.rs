@@ -306,7 +306,7 @@ impl HostConsole {
         let stopped = self
             .interrupt
             .as_ref()
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) != 0);
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) > 0);
         stopped
             || self
                 .deadline

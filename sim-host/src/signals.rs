@@ -31,18 +31,30 @@ impl StopRequest {
 
     /// The signal that asked to stop, if one did.
     pub fn signal(&self) -> Option<i32> {
+        // Negative values are the debugger's interrupt requests, not signals.
         match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            s => Some(s),
+            s if s > 0 => Some(s),
+            _ => None,
         }
     }
 
     /// Asks to stop as if `signal` had arrived; returns the signal of an
     /// earlier request, which stays the one the run reports.
     pub fn request(&self, signal: i32) -> Option<i32> {
-        self.0
-            .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
-            .err()
+        let mut current = self.0.load(Ordering::SeqCst);
+        loop {
+            if current > 0 {
+                return Some(current);
+            }
+            // 0, or a debugger's pending interrupt: the signal takes over.
+            match self
+                .0
+                .compare_exchange(current, signal, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return None,
+                Err(now) => current = now,
+            }
+        }
     }
 
     /// The flag the machine polls at block boundaries.
@@ -97,6 +109,12 @@ mod tests {
         assert_eq!(r.signal(), Some(SIGTERM));
         assert_eq!(r.request(SIGINT), Some(SIGTERM));
         assert_eq!(r.signal(), Some(SIGTERM), "the first signal is kept");
+        // a debugger's pending interrupt (-1) is not a signal and gives way
+        let r = StopRequest::new();
+        r.flag().store(-1, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(r.signal(), None);
+        assert_eq!(r.request(SIGINT), None);
+        assert_eq!(r.signal(), Some(SIGINT));
         assert_eq!(exit_status(SIGTERM), 143);
         assert_eq!(exit_status(SIGHUP), 129);
         assert!(name(SIGINT).contains("Ctrl-C"));

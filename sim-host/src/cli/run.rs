@@ -9,7 +9,8 @@
 //! not play every recorded sample exactly once, or the output differs
 //! from `--expect-output`), 125 the run could not start (bad ELF, target,
 //! option or output path; the message says which), 2 a usage error (an
-//! option's value), 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM.
+//! option's value), 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM,
+//! 137 ended by gdb's `kill` (`--gdb`).
 
 use anyhow::{bail, Context, Result};
 use arpsim::types::{FileFormat, Mode};
@@ -188,6 +189,19 @@ pub struct Args {
         requires = "trace_events"
     )]
     pub trace_limit: usize,
+    /// Wait for GDB on this TCP port (on 127.0.0.1) or ADDRESS:PORT before
+    /// the first instruction (`target remote :PORT`). Debugging costs no
+    /// simulated cycle: the counts and data.arp are those of a plain run.
+    #[arg(
+        long,
+        value_name = "[ADDR:]PORT",
+        value_parser = sim_host::gdb::parse_address,
+        conflicts_with = "timeout"
+    )]
+    pub gdb: Option<std::net::SocketAddr>,
+    /// With --gdb: start at once; the guest stops for GDB when it connects.
+    #[arg(long, requires = "gdb")]
+    pub gdb_no_wait: bool,
     /// Arguments for the guest (SYS_GET_CMDLINE), after `--` (the ELF first
     /// when it was not given before the `--`).
     #[arg(last = true)]
@@ -266,7 +280,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     let Prepared {
         target,
         image,
-        options,
+        mut options,
         profiler,
         callgrind,
         expected_output,
@@ -274,6 +288,25 @@ pub fn run(mut args: Args) -> Result<i32> {
         progress,
     } = prepared;
     let (name, clock) = (target.name.clone(), target.clock_hz);
+    if let Some(address) = args.gdb {
+        match link_to_gdb(address, args.gdb_no_wait, &stop) {
+            Ok(Some(link)) => {
+                options.debugger = Some(sim_host::gdb::debugger(target.arch, link));
+            }
+            Ok(None) => {
+                let signal = stop.signal().unwrap_or(0);
+                say!(
+                    "sim-host: stopped by {} while waiting for GDB",
+                    signals::name(signal)
+                );
+                return Ok(signals::exit_status(signal));
+            }
+            Err(e) => {
+                say!("sim-host: --gdb {address}: {e}");
+                return Ok(EXIT_SETUP);
+            }
+        }
+    }
     let outcome = machine::run(image, target, options);
     drop(progress);
     let outcome = match outcome {
@@ -399,6 +432,7 @@ fn prepare(args: &Args, elf: &Path, stop: &StopRequest) -> Result<Prepared> {
         counting: Default::default(),
         cores: args.cores.map(|c| c as usize),
         thread_stack: Some(args.thread_stack),
+        debugger: None,
     };
     Ok(Prepared {
         target,
@@ -410,6 +444,24 @@ fn prepare(args: &Args, elf: &Path, stop: &StopRequest) -> Result<Prepared> {
         measured,
         progress,
     })
+}
+
+/// Listens on `address` and waits for gdb (unless `no_wait`); `None` if a
+/// stop signal came first.
+fn link_to_gdb(
+    address: std::net::SocketAddr,
+    no_wait: bool,
+    stop: &StopRequest,
+) -> std::io::Result<Option<sim_host::gdb::GdbLink>> {
+    let listener = std::net::TcpListener::bind(address)?;
+    let how = format!("gdb-multiarch ELF -ex 'target remote {address}'");
+    if no_wait {
+        say!("sim-host: GDB may connect on {address} ({how})");
+        return Ok(Some(sim_host::gdb::GdbLink::Later(listener)));
+    }
+    say!("sim-host: waiting for GDB on {address} ({how})");
+    let stream = sim_host::gdb::accept(&listener, stop)?;
+    Ok(stream.map(sim_host::gdb::GdbLink::Connected))
 }
 
 /// SYS_GET_CMDLINE's text: the program's file name and its arguments.

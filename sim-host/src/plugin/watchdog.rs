@@ -86,7 +86,8 @@ impl Drop for Watchdog {
 /// The status the run must end with now, if it must stop.
 fn due(deadline: Option<Instant>, interrupt: Option<&AtomicI32>) -> Option<(i32, String)> {
     match interrupt.map_or(0, |f| f.load(Ordering::Relaxed)) {
-        0 => {}
+        // 0: nothing asked; negative: a debugger's interrupt, not a stop
+        ..=0 => {}
         signal => {
             let why = format!("stopped by {}", crate::signals::name(signal));
             return Some((crate::signals::exit_status(signal), why));
