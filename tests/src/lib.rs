@@ -18,9 +18,21 @@ pub fn guests_dir() -> PathBuf {
     repo_root().join("target/guests")
 }
 
+/// Moves the test process into a scratch folder, once: a run without `-o`
+/// (in-process or through the binary) writes data.arp where it stands,
+/// which must never be the repository (cargo starts tests in the
+/// package's folder). Every path the tests use is absolute.
+pub fn leave_the_repository() {
+    static MOVED: OnceLock<()> = OnceLock::new();
+    MOVED.get_or_init(|| {
+        std::env::set_current_dir(scratch("cwd")).expect("a scratch working folder");
+    });
+}
+
 /// Builds every guest once per test process (build.py skips up-to-date
 /// ones) and returns the path of `<example>.elf` for `target`.
 pub fn guest(target: &str, example: &str) -> PathBuf {
+    leave_the_repository();
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let status = Command::new("python3")
@@ -87,6 +99,7 @@ pub fn sim_host_bin() -> PathBuf {
             assert!(status.success(), "building sim-host failed");
             let bin = dir.join("sim-host");
             assert!(bin.exists(), "{} does not exist", bin.display());
+            leave_the_repository();
             bin
         })
         .clone()

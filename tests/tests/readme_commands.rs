@@ -15,7 +15,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Extensions of the file names the README's commands write and read.
-const FILE_EXTENSIONS: [&str; 6] = [".arp", ".json", ".jsonl", ".sir", ".callgrind", ".toml"];
+const FILE_EXTENSIONS: [&str; 9] = [
+    ".arp",
+    ".json",
+    ".jsonl",
+    ".sir",
+    ".callgrind",
+    ".toml",
+    ".svg",
+    ".png",
+    ".csv",
+];
 
 /// `(line number, text)` of every command line in README.md's sh blocks.
 fn readme_commands() -> Vec<(usize, String)> {
@@ -109,9 +119,18 @@ impl Rewrite {
             "prog.sir" => in_scratch("filter.sir"),
             _ if piece.starts_with("$G/") => piece.replacen("$G", &guests.to_string(), 1),
             _ if is_bare_file_name(piece) => in_scratch(piece),
+            // A repository path (`suites/examples.toml`): absolute, since
+            // the commands run in the scratch folder.
+            _ if is_repository_path(piece) => repo_root().join(piece).display().to_string(),
             _ => piece.to_string(),
         }
     }
+}
+
+fn is_repository_path(piece: &str) -> bool {
+    piece.contains('/')
+        && !piece.starts_with(['/', '$', '.', '-'])
+        && repo_root().join(piece).exists()
 }
 
 fn is_bare_file_name(piece: &str) -> bool {
@@ -136,8 +155,33 @@ fn build_c_plugin(dir: &Path) -> PathBuf {
     so
 }
 
+/// Files in the repository that git does not track, ignored ones too
+/// (`*.arp` is ignored) but for the build folder: nothing a test runs may
+/// add one, its outputs belong in its scratch folder.
+fn untracked_files() -> Vec<String> {
+    Command::new("git")
+        .args([
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignored",
+        ])
+        .current_dir(repo_root())
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.starts_with("??") || l.starts_with("!!"))
+                .filter(|l| !l.starts_with("!! target/") && !l.starts_with("!! .bootstrap"))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[test]
 fn every_readme_command_line_runs() {
+    let untracked_before = untracked_files();
     let rewrite = Rewrite::new();
     let commands = readme_commands();
     assert!(commands.len() >= 15, "{commands:?}");
@@ -148,9 +192,11 @@ fn every_readme_command_line_runs() {
             continue;
         }
         let shell = rewrite.line(text);
+        // In the scratch folder: a run without -o writes data.arp where
+        // it stands.
         let out = Command::new("bash")
             .args(["-o", "pipefail", "-c", &shell])
-            .current_dir(repo_root())
+            .current_dir(&rewrite.scratch)
             .env("SIM_HOST_SDK_DIR", rewrite.scratch.join("sdk"))
             .output()
             .expect("bash runs");
@@ -163,6 +209,14 @@ fn every_readme_command_line_runs() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let added: Vec<String> = untracked_files()
+        .into_iter()
+        .filter(|f| !untracked_before.contains(f))
+        .collect();
+    assert!(
+        added.is_empty(),
+        "README commands wrote into the repository: {added:?}"
+    );
     let _ = std::fs::remove_dir_all(&rewrite.scratch);
 }
 
@@ -192,6 +246,9 @@ fn lines_are_rewritten_into_the_scratch_folder() {
     );
     assert_eq!(
         rewrite.line("$S suite suites/examples.toml --json suite.json"),
-        "/b/sim-host suite suites/examples.toml --json /s/suite.json"
+        format!(
+            "/b/sim-host suite {} --json /s/suite.json",
+            repo_root().join("suites/examples.toml").display()
+        )
     );
 }
