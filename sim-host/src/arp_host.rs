@@ -214,14 +214,15 @@ pub struct SectionEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallSite {
     pub addr: u64,
-    pub function: Option<String>,
+    /// Shared, not copied per call: a section is entered millions of times.
+    pub function: Option<Rc<str>>,
 }
 
 #[derive(Debug, Clone)]
 struct Frame {
     sid: Sid,
     kind: SectionKind,
-    function: Option<String>,
+    function: Option<Rc<str>>,
     /// The address of the enter call.
     site: u64,
     cycles: u64,
@@ -288,7 +289,10 @@ impl SectionStats {
             return; // the engine reports the mismatch
         }
         let path: Vec<Sid> = stack.iter().map(|f| f.sid).collect();
-        let functions = stack.iter().map(|f| f.function.clone()).collect();
+        let functions = stack
+            .iter()
+            .map(|f| f.function.as_deref().map(str::to_owned))
+            .collect();
         let sites = stack.iter().map(|f| f.site).collect();
         let frame = stack.pop().expect("checked non-empty");
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
@@ -427,6 +431,12 @@ impl ArpHost {
     /// The section timeline recorded with `trace_events`.
     pub fn take_events(&mut self) -> Vec<SectionEvent> {
         std::mem::take(&mut self.events)
+    }
+
+    /// Whether callback plugins are loaded (they read the guest during a
+    /// call, which then needs the machine's guest access set up).
+    pub fn has_plugins(&self) -> bool {
+        !self.options.plugins.is_empty()
     }
 
     pub fn stats(&self) -> &SectionStats {

@@ -328,6 +328,8 @@ struct State {
     timeout: Option<Duration>,
     /// The live status display, when one is shown.
     progress: Option<Arc<crate::progress::ProgressShared>>,
+    /// [`State::site_name`]'s cache.
+    site_names: rustc_hash::FxHashMap<u64, Option<Rc<str>>>,
     stop: Option<Stop>,
     /// The invalid access and the PC of the instruction that made it.
     bad_access: Option<(MemType, u64, usize, u64)>,
@@ -361,6 +363,15 @@ struct State {
 }
 
 impl State {
+    /// The function containing an ARP call site, looked up once per site.
+    fn site_name(&mut self, site: u64) -> Option<Rc<str>> {
+        let image = &self.image;
+        self.site_names
+            .entry(site)
+            .or_insert_with(|| image.function_at(site).map(|f| Rc::from(f.name.as_str())))
+            .clone()
+    }
+
     /// Hands the status display what the run has done so far.
     #[cold]
     fn publish_progress(&self) {
@@ -798,7 +809,7 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
     let call_site = (ret & !1).saturating_sub(4);
     let site = CallSite {
         addr: call_site,
-        function: st.image.function_at(call_site).map(|f| f.name.clone()),
+        function: st.site_name(call_site),
     };
     st.arp.counters.cycles.set(st.cycles);
     st.arp.counters.instructions.set(st.instructions);
@@ -806,11 +817,15 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
     let core = st.sched.thread(current).core.unwrap_or(0) as u32;
     st.arp.counters.core.set(core);
     st.arp.counters.thread.set(current);
-    // plugin callbacks may read the guest through the host API meanwhile
-    let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
-    let result = crate::plugin::with_machine_guest(uc, arch, clock_hz, counters, |st| {
+    let result = if st.arp.has_plugins() {
+        // plugin callbacks may read the guest through the host API meanwhile
+        let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
+        crate::plugin::with_machine_guest(uc, arch, clock_hz, counters, |st| {
+            st.arp.call(entry, CallArgs(args), &site, &|_| name.clone())
+        })
+    } else {
         st.arp.call(entry, CallArgs(args), &site, &|_| name.clone())
-    });
+    };
     let st = uc.get_data_mut();
     // playback sets the clock to the recorded cost at a leave
     st.cycles = st.arp.counters.cycles.get();
@@ -1146,6 +1161,7 @@ pub fn run(
         interrupt: interrupt.clone(),
         timeout: options.timeout,
         progress: options.progress.clone(),
+        site_names: rustc_hash::FxHashMap::default(),
         stop: None,
         bad_access: None,
         semihost: Semihost::new(
