@@ -189,8 +189,49 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run() {
         // demangled: the crate's own function, not `_ZN…17h…E`
         let function = format!("{name}::{main}");
         assert_ran(&out, &name, &function, "main.rs");
+        let elf = work
+            .join(&name)
+            .join("target")
+            .join(triple)
+            .join("debug")
+            .join(&name);
+        assert_annotated_source(&work, &home, &elf, target, "main.rs");
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `callgrind_annotate --auto=yes` on the guest's callgrind profile shows
+/// its source file with costs on its lines.
+fn assert_annotated_source(work: &Path, home: &Path, elf: &Path, target: &str, file: &str) {
+    if !e2e_tests::have("callgrind_annotate") {
+        eprintln!("SKIPPED: callgrind_annotate (valgrind) is not installed");
+        return;
+    }
+    let profile = work.join(format!("{target}.callgrind"));
+    let out = command(work, home, "sim-host")
+        .args(["run", "-q", "--target", target, "--callgrind"])
+        .arg(&profile)
+        .arg(elf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let out = Command::new("callgrind_annotate")
+        .arg("--auto=yes")
+        .arg(&profile)
+        .output()
+        .unwrap();
+    let annotated = String::from_utf8_lossy(&out.stdout);
+    let source = annotated
+        .split("-- Auto-annotated source: ")
+        .find(|part| part.lines().next().is_some_and(|l| l.ends_with(file)))
+        .unwrap_or_else(|| panic!("{file} is not annotated: {annotated}"));
+    // source lines with a cost in front of them
+    let costed = source
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    let costed = costed >= 3;
+    assert!(costed, "no costed source line in {file}: {source}");
 }
 
 #[test]
