@@ -28,6 +28,26 @@ pub fn quote(input: &str) -> String {
     }
 }
 
+/// An error and its causes on one line for a person, `top: cause: cause`,
+/// each cause once: a cause whose text the message already holds is left
+/// out (messages often quote their source, and `{:#}` would print it
+/// twice). The binaries print every error through this.
+pub fn causes_once(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        let part = e.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+        cause = e.source();
+    }
+    text
+}
+
 /// Where in a `data.arp` file a format error was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {

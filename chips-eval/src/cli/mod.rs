@@ -56,10 +56,6 @@ impl ModelArgs {
     }
 }
 
-/// The error and its causes on one line, each cause once: a cause whose
-/// text the message already holds is skipped, as many messages quote their
-/// cause (`evaluating ...: app.la:9:31: division by zero` would otherwise
-/// end with the same text again). As sim-host's `error_text`.
 /// Exit status of `merge` when points are missing or duplicated (as
 /// `sim-host suite merge`).
 pub const EXIT_INCOMPLETE: u8 = 124;
@@ -73,19 +69,10 @@ pub fn exit_status(e: &anyhow::Error) -> u8 {
     }
 }
 
+/// The error and its causes on one line, each cause once
+/// (`arpsim::error::causes_once`, as sim-host prints them).
 pub fn error_text(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let part = cause.to_string();
-        if text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    arpsim::error::causes_once(e.as_ref())
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {

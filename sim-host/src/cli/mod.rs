@@ -7,22 +7,9 @@ pub mod sir;
 pub mod suite;
 pub mod targets;
 
-/// An error with its causes, for a person: `top: cause: cause`, leaving
-/// out any cause whose text the message already contains (our errors
-/// often quote their source, and `{:#}` would print it twice).
+/// An error with its causes, each once (`arpsim::error::causes_once`).
 pub fn error_text(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let part = cause.to_string();
-        if text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    arpsim::error::causes_once(e.as_ref())
 }
 
 #[cfg(test)]
