@@ -14,7 +14,7 @@
 //! reached, or the program exited inside them) are closed at the last
 //! timestamp with `"unterminated": true`.
 
-use crate::arp_host::{SectionEvent, TraceStats};
+use crate::arp_host::SectionEvent;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -182,25 +182,16 @@ pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value,
     }))
 }
 
-/// Names for the sections of a run's statistics: `<sid> <function>` with
-/// the function that enters the section (the innermost entry of its
-/// shortest trace), so a timeline reads without the source at hand.
-/// `sources` names the enter call sites (`symbols::locate_all`): a section
-/// is then `7 main (filter.c:131)`; without, its function's name.
-pub fn names_from_sections(
-    sections: &[TraceStats],
-    sources: &HashMap<u64, crate::symbols::SourceLocation>,
-) -> HashMap<u16, String> {
+/// Each section's name for the timeline: `7 main (filter.c:131)`, from the
+/// report's rows (their source locations, else the enter call's function),
+/// taken from the shallowest trace that ends in the section.
+pub fn names_from_sections(sections: &[crate::report::SectionRow]) -> HashMap<u16, String> {
     let mut names: HashMap<u16, (usize, String)> = HashMap::new();
     for t in sections {
         let Some(sid) = t.path.last() else {
             continue;
         };
-        let located = t
-            .sites
-            .last()
-            .and_then(|s| sources.get(s))
-            .map(|l| l.short());
+        let located = t.sources.last().map(|l| l.short());
         let Some(place) = located.or_else(|| t.functions.last().cloned().flatten()) else {
             continue;
         };

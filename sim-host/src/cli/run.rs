@@ -318,8 +318,8 @@ pub fn run(mut args: Args) -> Result<i32> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut failed_outputs = write_profiles(&args, &outcome, profiler, callgrind, clock);
     let mut report = Report::new(&outcome, &elf.display().to_string(), &name, clock);
+    let mut failed_outputs = write_profiles(&args, &outcome, &report, profiler, callgrind);
     let verified = verify(
         &args,
         &outcome,
@@ -480,9 +480,9 @@ fn guest_cmdline(elf: &Path, args: &[String]) -> String {
 fn write_profiles(
     args: &Args,
     outcome: &RunOutcome,
+    report: &Report,
     profiler: Option<sim_host::profile::Profiler>,
     callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
-    clock: u64,
 ) -> bool {
     let mut failed = false;
     let mut check = |what: &str, path: &Path, result: Result<()>| {
@@ -507,18 +507,9 @@ fn write_profiles(
     }
     if let Some(path) = &args.trace_events {
         let options = trace_events::TraceOptions {
-            clock_hz: clock,
-            names: trace_events::names_from_sections(
-                &outcome.sections,
-                &sim_host::symbols::locate_all(
-                    &outcome.image,
-                    &outcome
-                        .sections
-                        .iter()
-                        .flat_map(|t| t.sites.clone())
-                        .collect::<Vec<_>>(),
-                ),
-            ),
+            clock_hz: report.clock_hz,
+            // named from the report: its sources are located already
+            names: trace_events::names_from_sections(&report.sections),
             dropped: outcome.section_events_dropped,
             limit: Some(args.trace_limit),
         };
