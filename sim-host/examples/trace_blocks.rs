@@ -28,6 +28,9 @@ impl ExecutionObserver for Printer {
             );
         }
     }
+
+    /// Printed lines cannot be taken back: a reset just goes on printing.
+    fn reset(&mut self) {}
 }
 
 fn main() -> anyhow::Result<()> {

@@ -229,6 +229,19 @@ struct Frame {
     instructions: u64,
 }
 
+/// A section open in a thread, as a debugger shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSection {
+    pub sid: Sid,
+    /// Its counter (the engine's `sid@idx`), once the engine started.
+    pub idx: Option<arpsim::types::Lidx>,
+    pub kind: &'static str,
+    /// The address of its enter call.
+    pub site: u64,
+    /// The thread's cycles when it was entered.
+    pub entered_at: u64,
+}
+
 /// Statistics of one section trace.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TraceStats {
@@ -249,6 +262,8 @@ pub struct TraceStats {
 #[derive(Debug, Default)]
 pub struct SectionStats {
     stacks: HashMap<Tid, Vec<Frame>>,
+    /// The ARP thread each guest thread last entered or left a section in.
+    arp_thread: HashMap<u32, Tid>,
     traces: BTreeMap<Vec<Sid>, TraceStats>,
 }
 
@@ -271,6 +286,7 @@ impl SectionStats {
     }
 
     fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: &CallSite, c: &Counters) {
+        self.arp_thread.insert(c.thread.get(), tid);
         self.stacks.entry(tid).or_default().push(Frame {
             sid,
             kind,
@@ -282,6 +298,7 @@ impl SectionStats {
     }
 
     fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
+        self.arp_thread.insert(c.thread.get(), tid);
         let Some(stack) = self.stacks.get_mut(&tid) else {
             return;
         };
@@ -441,6 +458,26 @@ impl ArpHost {
 
     pub fn stats(&self) -> &SectionStats {
         &self.stats
+    }
+
+    /// The sections open in guest thread `thread` (in the ARP thread it
+    /// last entered or left a section in), outermost first.
+    pub fn open_sections(&self, thread: u32) -> Option<(Tid, Vec<OpenSection>)> {
+        let tid = *self.stats.arp_thread.get(&thread)?;
+        let frames = self.stats.stacks.get(&tid)?;
+        let entries = self.engine.stack(tid).unwrap_or_default();
+        let open = frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| OpenSection {
+                sid: f.sid,
+                idx: entries.get(i).filter(|e| e.sid == f.sid).map(|e| e.idx),
+                kind: kind_name(f.kind),
+                site: f.site,
+                entered_at: f.cycles,
+            })
+            .collect();
+        Some((tid, open))
     }
 
     /// The innermost section open in any thread (for the status line).

@@ -481,6 +481,17 @@ impl Names {
 }
 
 impl ExecutionObserver for CallgrindCollector {
+    /// Costs start again; the analysed blocks stay.
+    fn reset(&mut self) {
+        self.threads.clear();
+        self.current = 0;
+        self.self_cost.fill(Cost::default());
+        self.calls.clear();
+        self.call_sites.clear();
+        self.block_costs.clear();
+        self.total = Cost::default();
+    }
+
     fn thread(&mut self, thread: u32, clock: u64) {
         self.switch_thread(thread, clock);
     }

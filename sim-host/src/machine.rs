@@ -35,6 +35,10 @@ use unicorn_engine::unicorn_const::{
 };
 use unicorn_engine::{ArmCpuModel, RegisterARM, RegisterRISCV, Riscv32CpuModel, Unicorn};
 
+mod debug;
+use debug::{run_slice, DebugSession};
+pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
+
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
     #[error("unicorn: {what}: {error:?}")]
@@ -121,6 +125,9 @@ pub trait ExecutionObserver {
     /// Guest thread `thread` (0 = main) runs next, from cycle `clock` of
     /// its own clock; the blocks that follow are its.
     fn thread(&mut self, _thread: u32, _clock: u64) {}
+    /// The run starts again from its first instruction (a debugger's
+    /// `monitor reset`): forget everything observed.
+    fn reset(&mut self);
 }
 
 /// How cycles are counted. Only `Blocks` is the product; the others exist
@@ -301,6 +308,17 @@ impl BlockCache {
         Some(self.prices[i as usize])
     }
 
+    /// Forgets the prices of blocks with code in `start..end` (the
+    /// debugger wrote there).
+    fn forget(&mut self, start: u64, end: u64) {
+        let prices = &self.prices;
+        self.index.retain(|&addr, &mut i| {
+            let block_end = u64::from(prices[i as usize].fallthrough).max(u64::from(addr) + 1);
+            block_end <= start || u64::from(addr) >= end
+        });
+        self.slots.fill((0, 0));
+    }
+
     fn insert(&mut self, addr: u32, price: Price) {
         let i = self.prices.len() as u32;
         self.prices.push(price);
@@ -342,6 +360,9 @@ struct State {
     limit: u64,
     sched: Scheduler,
     current: ThreadId,
+    /// The registers of threads not running (`thread_registers` order),
+    /// by thread; `None` for the running thread and threads never run.
+    contexts: Vec<Option<Vec<u64>>>,
     /// Thread stacks are carved downwards from here (the top of the heap).
     next_stack_top: u64,
     stack_floor: u64,
@@ -355,6 +376,8 @@ struct State {
     thread_exit: u64,
     /// The running thread's clock after the last observed block.
     observed_cycles: u64,
+    /// A debugger asked to start the run again.
+    reset: bool,
     /// Where a debugger resumed inside a block that was charged before it
     /// stopped there (`limit` is 0 meanwhile, so the block hook looks).
     debug_resume: Option<u64>,
@@ -873,6 +896,45 @@ fn thread_registers(arch: Arch) -> Vec<i32> {
     }
 }
 
+/// Makes `next` the running thread: saves the running thread's registers
+/// and restores `next`'s.
+fn switch_thread(
+    emu: &mut Uc<'static>,
+    next: ThreadId,
+    thread_regs: &[i32],
+) -> Result<(), MachineError> {
+    let current = emu.get_data().current;
+    if next == current {
+        return Ok(());
+    }
+    let ctx = thread_regs
+        .iter()
+        .map(|reg| emu.reg_read(*reg))
+        .collect::<Result<Vec<u64>, _>>();
+    let ctx = uc("save registers", ctx)?;
+    let contexts = &mut emu.get_data_mut().contexts;
+    if contexts.len() <= current as usize {
+        contexts.resize_with(current as usize + 1, || None);
+    }
+    contexts[current as usize] = Some(ctx);
+    // A thread that never ran starts from the registers of the one that
+    // ran last, which it shares the program's global state with (RISC-V gp
+    // and tp, the M-profile control registers); its own SP, PC, return
+    // address and argument are set by the caller.
+    if let Some(ctx) = emu
+        .get_data_mut()
+        .contexts
+        .get_mut(next as usize)
+        .and_then(Option::take)
+    {
+        for (reg, value) in thread_regs.iter().zip(&ctx) {
+            uc("restore registers", emu.reg_write(*reg, *value))?;
+        }
+    }
+    emu.get_data_mut().current = next;
+    Ok(())
+}
+
 /// Makes the function `name` (if the guest has it) an intercepted entry
 /// point: its block costs nothing and `handler` runs instead of its body.
 fn intercept_function(
@@ -1115,9 +1177,14 @@ fn describe_intr(arch: Arch, intno: u32) -> String {
 pub fn run(
     image: GuestImage,
     target: Target,
-    options: RunOptions,
+    mut options: RunOptions,
 ) -> Result<RunOutcome, MachineError> {
     check_limits(&options, &target)?;
+    // a debugger interrupts through the stop flag: a run it controls has
+    // one, kept across resets
+    if options.debugger.is_some() && options.interrupt.is_none() {
+        options.interrupt = Some(Arc::new(AtomicI32::new(0)));
+    }
     // Plugin callbacks cannot be interrupted: a watchdog ends a run whose
     // callback hangs past its timeout or a stop signal.
     let _watchdog = (!options.arp.plugins.is_empty()).then(|| {
@@ -1126,9 +1193,26 @@ pub fn run(
             options.interrupt.clone(),
         )
     });
-    let arch = target.arch;
     let image = Rc::new(image);
     let target = Rc::new(target);
+    loop {
+        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options)? {
+            return Ok(outcome);
+        }
+        // the debugger reset the guest: observers start from nothing too
+        for o in &options.observers {
+            o.borrow_mut().reset();
+        }
+    }
+}
+
+/// One run from the first instruction; `None` if a debugger reset it.
+fn run_once(
+    image: Rc<GuestImage>,
+    target: Rc<Target>,
+    options: &RunOptions,
+) -> Result<Option<RunOutcome>, MachineError> {
+    let arch = target.arch;
     let decoder = Decoder::new(arch)?;
     let heap = [
         image.symbol("__heap_start").unwrap_or(0) as u32,
@@ -1137,13 +1221,7 @@ pub fn run(
         image.symbol("__heap_end").unwrap_or(0) as u32,
     ];
     let dynamic = dynamic_sites(&image, &target, &decoder);
-    // a debugger interrupts through the stop flag: a run it controls has one
-    let interrupt = options.interrupt.clone().or_else(|| {
-        options
-            .debugger
-            .as_ref()
-            .map(|_| Arc::new(AtomicI32::new(0)))
-    });
+    let interrupt = options.interrupt.clone();
     let state = State {
         arch,
         target: Rc::clone(&target),
@@ -1194,6 +1272,7 @@ pub fn run(
             THREAD_QUANTUM,
         ),
         current: 0,
+        contexts: Vec::new(),
         // The heap ends where the main stack's reserve begins (picolibc's
         // script only PROVIDEs __heap_end, so compute it); it starts after .bss.
         next_stack_top: heap_end(&image) & !(PAGE - 1),
@@ -1210,6 +1289,7 @@ pub fn run(
         free_stacks: Vec::new(),
         thread_exit: image.function("simthread_exit").map_or(0, |f| f.addr),
         observed_cycles: 0,
+        reset: false,
         debug_resume: None,
         debug_limit: 0,
     };
@@ -1447,7 +1527,6 @@ pub fn run(
     let thumb = u64::from(arch == Arch::Arm);
     uc("set SP", emu.reg_write(r.sp, sp))?;
     uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
-    let mut contexts: Vec<Option<Vec<u64>>> = Vec::new();
     let thread_regs = thread_registers(arch);
     let mut debug = match (&options.debugger, interrupt) {
         (Some(debugger), Some(interrupt)) => Some(DebugSession::new(
@@ -1474,28 +1553,7 @@ pub fn run(
             emu.get_data_mut().stop = Some(stop);
             break;
         };
-        let current = emu.get_data().current;
-        if next != current {
-            let ctx = thread_regs
-                .iter()
-                .map(|reg| emu.reg_read(*reg))
-                .collect::<Result<Vec<u64>, _>>();
-            let ctx = uc("save registers", ctx)?;
-            if contexts.len() <= current as usize {
-                contexts.resize_with(current as usize + 1, || None);
-            }
-            contexts[current as usize] = Some(ctx);
-            // A thread that never ran starts from the registers of the one
-            // that ran last, which it shares the program's global state with
-            // (RISC-V gp and tp, the M-profile control registers); its own
-            // SP, PC, return address and argument are set below.
-            if let Some(ctx) = contexts.get(next as usize).and_then(Option::as_ref) {
-                for (reg, value) in thread_regs.iter().zip(ctx) {
-                    uc("restore registers", emu.reg_write(*reg, *value))?;
-                }
-            }
-            emu.get_data_mut().current = next;
-        }
+        switch_thread(&mut emu, next, &thread_regs)?;
         let (start, pending) = {
             let t = emu.get_data_mut().sched.thread_mut(next);
             (t.start.take(), t.pending_return.take())
@@ -1553,7 +1611,7 @@ pub fn run(
             t.prev_taken_extra = taken;
             st.sched.add_busy(next, core, busy);
         }
-        if emu.get_data().stop.is_some() || result.is_err() {
+        if emu.get_data().stop.is_some() || result.is_err() || emu.get_data().reset {
             break;
         }
         if let Some(t) = options.timeout {
@@ -1562,6 +1620,9 @@ pub fn run(
                 break;
             }
         }
+    }
+    if emu.get_data().reset {
+        return Ok(None);
     }
     let host_time = started.elapsed().saturating_sub(paused);
 
@@ -1615,7 +1676,7 @@ pub fn run(
     }
 
     if let (Some(session), Some(stop)) = (&debug, emu.get_data().stop.clone()) {
-        session.debugger.borrow_mut().ended(&stop);
+        session.ended(&stop);
     }
     let st = emu.get_data_mut();
     let mut stop = st.stop.clone().expect("set above");
@@ -1654,7 +1715,7 @@ pub fn run(
     let mut warnings = std::mem::take(&mut st.warnings);
     warnings.append(&mut st.arp.warnings);
     let playback = st.arp.playback_report();
-    Ok(RunOutcome {
+    Ok(Some(RunOutcome {
         image: Rc::clone(&image),
         stop,
         cycles: st.sched.latest_clock().max(st.cycles),
@@ -1670,7 +1731,7 @@ pub fn run(
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,
-    })
+    }))
 }
 
 /// Unicorn's PC at a memory fault can lag behind the faulting instruction
@@ -1726,498 +1787,4 @@ fn looks_like_stack_overflow(target: &Target, addr: u64, sp: u64) -> bool {
         .regions
         .iter()
         .any(|r| r.access.write && addr < r.start && r.start - addr <= 4096 && sp < r.start + 4096)
-}
-
-// Debugging (`--gdb`). Nothing below runs, and no hook of it exists,
-// without a debugger: the run's hot path is the same either way.
-
-/// What stopped the guest for the debugger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DebugStop {
-    /// Before the first instruction.
-    Start,
-    /// At a breakpoint, before its instruction executes.
-    Breakpoint,
-    /// One instruction after a step began.
-    Step,
-    /// The debugger asked the running guest to stop ([`DebugInterrupt`]).
-    Interrupt,
-}
-
-/// How the guest goes on after a stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DebugResume {
-    Continue,
-    Step,
-    /// Remove every breakpoint and run on without the debugger.
-    Detach,
-    /// End the run now, as a SIGKILL would (partial results).
-    Kill,
-}
-
-/// A debugger controlling a run. Its calls happen on the emulation thread
-/// while the guest is stopped; none of them costs a simulated cycle.
-pub trait Debugger {
-    /// Before anything runs: the handle to the guest it will inspect.
-    fn attach(&mut self, guest: DebugGuest);
-    /// The guest stopped; returns how it goes on.
-    fn stopped(&mut self, why: DebugStop) -> DebugResume;
-    /// The run ended (the guest exited, faulted, hit a limit).
-    fn ended(&mut self, stop: &Stop);
-}
-
-/// The value of the run's stop flag for a debugger's interrupt request
-/// (signals store their positive numbers).
-const DEBUGGER_INTERRUPT: i32 = -1;
-/// How [`DebugResume::Kill`] ends a run.
-const KILLED_BY_DEBUGGER: i32 = 9;
-
-/// Asks the running guest to stop for the debugger at its next block
-/// boundary, from any thread (it shares the stop signals' flag, which the
-/// block hook already polls).
-#[derive(Debug, Clone)]
-pub struct DebugInterrupt(Arc<AtomicI32>);
-
-impl DebugInterrupt {
-    /// Never overrides a stop signal's request.
-    pub fn request(&self) {
-        let _ = self
-            .0
-            .compare_exchange(0, DEBUGGER_INTERRUPT, Ordering::SeqCst, Ordering::SeqCst);
-    }
-
-    /// Withdraws a request that is no longer wanted.
-    pub fn clear(&self) {
-        let _ = self
-            .0
-            .compare_exchange(DEBUGGER_INTERRUPT, 0, Ordering::SeqCst, Ordering::SeqCst);
-    }
-
-    /// Whether a stop signal (SIGINT, SIGTERM, SIGHUP) arrived.
-    pub fn signalled(&self) -> bool {
-        !matches!(self.0.load(Ordering::Relaxed), 0 | DEBUGGER_INTERRUPT)
-    }
-}
-
-/// What the debug hooks record, shared with their closures.
-#[derive(Default)]
-struct DebugHookState {
-    /// Why a hook stopped the guest, and the instruction it stopped before.
-    event: std::cell::Cell<Option<(DebugStop, u64)>>,
-    /// The thread being stepped, and whether its first instruction ran.
-    stepping: std::cell::Cell<Option<(ThreadId, bool)>>,
-}
-
-struct DebugShared {
-    hooks: Rc<DebugHookState>,
-    breakpoints: std::cell::RefCell<HashMap<u64, unicorn_engine::UcHookId>>,
-    step_hook: std::cell::Cell<Option<unicorn_engine::UcHookId>>,
-    /// Entry points (and the ends of their bodies, which never run).
-    intercepted: Vec<(u64, u64)>,
-    /// Data-dependent instructions, whose hook charges before a
-    /// breakpoint's hook stops in front of them.
-    dynamic: HashMap<u64, DynamicSite>,
-    interrupt: DebugInterrupt,
-}
-
-/// The debugger's handle to the stopped guest: registers, memory,
-/// breakpoints and counters. Used only while the guest is stopped.
-///
-/// Registers are numbered per architecture: Arm r0-r12, sp, lr, pc, xpsr,
-/// msp, psp (0-18); RISC-V x0-x31, pc (0-32).
-#[derive(Clone)]
-pub struct DebugGuest {
-    emu: Uc<'static>,
-    shared: Rc<DebugShared>,
-}
-
-impl std::fmt::Debug for DebugGuest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DebugGuest").finish_non_exhaustive()
-    }
-}
-
-fn debug_registers(arch: Arch) -> Vec<i32> {
-    let mut r = thread_registers(arch);
-    if arch == Arch::Arm {
-        // thread_registers ends with xpsr, pc: gdb's order is pc, xpsr
-        r.swap(15, 16);
-        r.extend([RegisterARM::MSP as i32, RegisterARM::PSP as i32]);
-    } else {
-        r.insert(0, RegisterRISCV::X0 as i32);
-    }
-    r
-}
-
-impl DebugGuest {
-    pub fn arch(&self) -> Arch {
-        self.emu.get_data().arch
-    }
-
-    pub fn register(&self, n: usize) -> Option<u64> {
-        let id = *debug_registers(self.arch()).get(n)?;
-        self.emu.reg_read(id).ok()
-    }
-
-    pub fn set_register(&mut self, n: usize, value: u64) -> bool {
-        let arch = self.arch();
-        let Some(&id) = debug_registers(arch).get(n) else {
-            return false;
-        };
-        // an M-profile PC keeps the Thumb bit (gdb sends it clear)
-        let thumb = u64::from(arch == Arch::Arm && id == RegisterARM::PC as i32);
-        self.emu.reg_write(id, value | thumb).is_ok()
-    }
-
-    /// Reads what is mapped from `addr` on; returns how many bytes.
-    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> usize {
-        if self.emu.mem_read(addr, buf).is_ok() {
-            return buf.len();
-        }
-        let readable = (0..buf.len()).find(|&i| {
-            let at = addr.checked_add(i as u64);
-            at.is_none_or(|at| self.emu.mem_read(at, &mut buf[i..=i]).is_err())
-        });
-        readable.unwrap_or(buf.len())
-    }
-
-    /// Writes into mapped memory (code too: translations there are
-    /// dropped); false if any of it is unmapped.
-    pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> bool {
-        let Some(end) = addr.checked_add(data.len() as u64) else {
-            return false;
-        };
-        if data.is_empty() {
-            return true;
-        }
-        let mut probe = vec![0u8; data.len()];
-        if self.emu.mem_read(addr, &mut probe).is_err() || self.emu.mem_write(addr, data).is_err() {
-            return false;
-        }
-        let _ = self.emu.ctl_remove_cache(addr, end);
-        true
-    }
-
-    /// A breakpoint: a code hook on one instruction, which stops the guest
-    /// before it (guest memory is never changed). At an intercepted entry
-    /// point it is a block hook: it stops before the interception runs.
-    /// False for unmapped memory.
-    pub fn add_breakpoint(&mut self, addr: u64) -> bool {
-        if self.shared.breakpoints.borrow().contains_key(&addr) {
-            return true;
-        }
-        let mut probe = [0u8; 2];
-        if self.emu.mem_read(addr, &mut probe).is_err() {
-            return false;
-        }
-        let hooks = Rc::clone(&self.shared.hooks);
-        let hit = move |uc: &mut Uc<'_>, at, _| {
-            // inert during a step: the step decides where it ends
-            if hooks.stepping.get().is_none() {
-                hooks.event.set(Some((DebugStop::Breakpoint, at)));
-                let _ = uc.emu_stop();
-            }
-        };
-        let hook = if self.is_intercepted(addr) {
-            self.emu.add_block_hook(addr, addr, hit)
-        } else {
-            self.emu.add_code_hook(addr, addr, hit)
-        };
-        let Ok(id) = hook else {
-            return false;
-        };
-        self.shared.breakpoints.borrow_mut().insert(addr, id);
-        // code translated before has no call to the new hook
-        let _ = self.emu.ctl_remove_cache(addr, addr + 1);
-        true
-    }
-
-    pub fn remove_breakpoint(&mut self, addr: u64) -> bool {
-        let Some(id) = self.shared.breakpoints.borrow_mut().remove(&addr) else {
-            return false;
-        };
-        let _ = self.emu.remove_hook(id);
-        let _ = self.emu.ctl_remove_cache(addr, addr + 1);
-        true
-    }
-
-    fn is_intercepted(&self, addr: u64) -> bool {
-        self.shared
-            .intercepted
-            .iter()
-            .any(|(entry, _)| *entry == addr)
-    }
-
-    /// Whether the guest stands at an intercepted entry point with a
-    /// breakpoint inside its body.
-    fn breakpoint_in_intercepted_body(&self) -> bool {
-        let pc = self.pc();
-        let Some(&(_, end)) = self.shared.intercepted.iter().find(|(e, _)| *e == pc) else {
-            return false;
-        };
-        let breakpoints = self.shared.breakpoints.borrow();
-        breakpoints.keys().any(|b| (pc + 1..end).contains(b))
-    }
-
-    fn has_breakpoint(&self, addr: u64) -> bool {
-        self.shared.breakpoints.borrow().contains_key(&addr)
-    }
-
-    /// The running thread's simulated cycles and the run's instructions.
-    pub fn counters(&self) -> (u64, u64) {
-        let st = self.emu.get_data();
-        (st.cycles, st.instructions)
-    }
-
-    /// The innermost ARP section open in any thread.
-    pub fn innermost_section(&self) -> Option<arpsim::types::Sid> {
-        self.emu.get_data().arp.innermost_section()
-    }
-
-    /// `addr` as `function+offset (address)`.
-    pub fn describe(&self, addr: u64) -> String {
-        self.emu.get_data().image.describe(addr)
-    }
-
-    pub fn interrupt(&self) -> DebugInterrupt {
-        self.shared.interrupt.clone()
-    }
-
-    fn pc(&self) -> u64 {
-        self.emu.reg_read(regs(self.arch()).pc).unwrap_or(0)
-    }
-
-    /// Starts a step of the running thread: a code hook on every
-    /// instruction (translations are dropped so that it is called).
-    fn begin_step(&mut self) {
-        let thread = self.emu.get_data().current;
-        // An intercepted call is the step's one instruction, done once its
-        // hook ran: the step ends at the next hook call, at the return
-        // address (at once, or after the thread waited in a join).
-        let intercepted = self.is_intercepted(self.pc());
-        self.shared.hooks.stepping.set(Some((thread, intercepted)));
-        let hooks = Rc::clone(&self.shared.hooks);
-        let hook = self.emu.add_code_hook(1, 0, move |uc: &mut Uc<'_>, at, _| {
-            let Some((thread, started)) = hooks.stepping.get() else {
-                return;
-            };
-            if uc.get_data().current != thread {
-                return;
-            }
-            if !started {
-                hooks.stepping.set(Some((thread, true)));
-                return;
-            }
-            hooks.event.set(Some((DebugStop::Step, at)));
-            let _ = uc.emu_stop();
-        });
-        self.shared.step_hook.set(hook.ok());
-        let _ = self.emu.ctl_flush_tb();
-    }
-
-    fn end_step(&mut self) {
-        self.shared.hooks.stepping.set(None);
-        if let Some(id) = self.shared.step_hook.take() {
-            let _ = self.emu.remove_hook(id);
-            let _ = self.emu.ctl_flush_tb();
-        }
-    }
-
-    fn remove_all_breakpoints(&mut self) {
-        let addrs: Vec<u64> = self.shared.breakpoints.borrow().keys().copied().collect();
-        for addr in addrs {
-            self.remove_breakpoint(addr);
-        }
-    }
-}
-
-/// A run's debugger and its guest handle.
-struct DebugSession {
-    debugger: Rc<std::cell::RefCell<dyn Debugger>>,
-    guest: DebugGuest,
-    started: bool,
-    /// A continue from a breakpoint steps over it first.
-    continue_after_step: bool,
-}
-
-enum Applied {
-    Run,
-    Detached,
-    Killed,
-}
-
-impl DebugSession {
-    fn new(
-        emu: &Uc<'static>,
-        debugger: Rc<std::cell::RefCell<dyn Debugger>>,
-        dynamic: &[DynamicSite],
-        interrupt: Arc<AtomicI32>,
-    ) -> DebugSession {
-        let image = Rc::clone(&emu.get_data().image);
-        let names = ENTRY_POINTS
-            .iter()
-            .map(|(n, _)| *n)
-            .chain(THREAD_CALLS.iter().map(|(n, _)| *n));
-        let shared = DebugShared {
-            hooks: Rc::default(),
-            breakpoints: Default::default(),
-            step_hook: Default::default(),
-            intercepted: names
-                .filter_map(|n| image.function(n))
-                .map(|f| (f.addr, f.addr + f.size.max(2)))
-                .collect(),
-            dynamic: dynamic.iter().map(|s| (s.addr, *s)).collect(),
-            interrupt: DebugInterrupt(interrupt),
-        };
-        let guest = DebugGuest {
-            emu: emu.clone(),
-            shared: Rc::new(shared),
-        };
-        debugger.borrow_mut().attach(guest.clone());
-        DebugSession {
-            debugger,
-            guest,
-            started: false,
-            continue_after_step: false,
-        }
-    }
-
-    /// Why the emulation stopped for the debugger, if it did, and whether
-    /// the block it stopped in was charged already (a hook stopped in front
-    /// of an instruction of a block the block hook had priced).
-    fn stop_reason(&mut self, result: &Result<(), uc_error>) -> Option<(DebugStop, bool)> {
-        let event = self.guest.shared.hooks.event.take();
-        let st = self.guest.emu.get_data_mut();
-        if st.stop == Some(Stop::Interrupted(DEBUGGER_INTERRUPT)) {
-            st.stop = None;
-            self.guest.shared.interrupt.clear();
-            return Some((DebugStop::Interrupt, false));
-        }
-        if st.stop.is_some() || result.is_err() {
-            return None;
-        }
-        let (why, addr) = event?;
-        // a hook that moved the PC (an intercepted call) left a block not yet charged
-        let charged = self.guest.pc() == addr;
-        if charged {
-            self.uncharge_dynamic(addr);
-        }
-        Some((why, charged))
-    }
-
-    /// A data-dependent instruction's hook ran (and charged) before the
-    /// debug hook stopped in front of it; it runs again on resuming.
-    fn uncharge_dynamic(&mut self, addr: u64) {
-        let Some(site) = self.guest.shared.dynamic.get(&addr).copied() else {
-            return;
-        };
-        let arch = self.guest.arch();
-        let emu = &mut self.guest.emu;
-        let a = emu.reg_read(arch_reg(arch, site.operands.a)).unwrap_or(0) as u32;
-        let b = emu.reg_read(arch_reg(arch, site.operands.b)).unwrap_or(0) as u32;
-        let st = emu.get_data_mut();
-        st.cycles = st
-            .cycles
-            .saturating_sub(u64::from(cycles::dynamic_extra(&site, a, b)));
-    }
-
-    fn ask(&mut self, why: DebugStop, paused: &mut Duration) -> DebugResume {
-        if std::mem::take(&mut self.continue_after_step) && why == DebugStop::Step {
-            return DebugResume::Continue;
-        }
-        let asked = Instant::now();
-        let resume = self.debugger.borrow_mut().stopped(why);
-        *paused += asked.elapsed();
-        resume
-    }
-
-    fn apply(&mut self, resume: DebugResume) -> Applied {
-        self.guest.end_step();
-        match resume {
-            // gdb's software single step waits for a breakpoint in the
-            // body of the call, which never runs: the whole call is the
-            // step, ending at its return address
-            DebugResume::Continue if self.guest.breakpoint_in_intercepted_body() => {
-                self.guest.begin_step();
-            }
-            DebugResume::Continue if self.guest.has_breakpoint(self.guest.pc()) => {
-                self.continue_after_step = true;
-                self.guest.begin_step();
-            }
-            DebugResume::Continue => {}
-            DebugResume::Step => self.guest.begin_step(),
-            DebugResume::Detach => {
-                self.guest.remove_all_breakpoints();
-                return Applied::Detached;
-            }
-            DebugResume::Kill => {
-                let st = self.guest.emu.get_data_mut();
-                st.stop = Some(Stop::Interrupted(KILLED_BY_DEBUGGER));
-                return Applied::Killed;
-            }
-        }
-        Applied::Run
-    }
-
-    /// Resumes inside a block charged before the stop: the block hook lets
-    /// its rest run uncharged (see `at_slice_boundary`).
-    fn resume_in_charged_block(&mut self) {
-        let pc = self.guest.pc();
-        let st = self.guest.emu.get_data_mut();
-        st.debug_resume = Some(pc);
-        st.debug_limit = st.limit;
-        st.limit = 0;
-    }
-
-    fn end_resume(&mut self) {
-        let st = self.guest.emu.get_data_mut();
-        if st.debug_resume.take().is_some() {
-            st.limit = st.debug_limit;
-        }
-    }
-}
-
-fn start_address(emu: &Uc<'_>) -> Result<u64, uc_error> {
-    let arch = emu.get_data().arch;
-    Ok(emu.reg_read(regs(arch).pc)? | u64::from(arch == Arch::Arm))
-}
-
-/// One slice of the running thread: `emu_start` and, with a debugger, the
-/// stops it asks for and the resumptions, all inside the slice (the
-/// scheduler never sees them, so threads interleave as without it).
-fn run_slice(
-    emu: &mut Uc<'static>,
-    debug: &mut Option<DebugSession>,
-    timeout_us: u64,
-    paused: &mut Duration,
-) -> Result<(), uc_error> {
-    let Some(session) = debug.as_mut() else {
-        return emu.emu_start(start_address(emu)?, u64::MAX, timeout_us, 0);
-    };
-    let mut stopped =
-        (!std::mem::replace(&mut session.started, true)).then_some((DebugStop::Start, false));
-    loop {
-        let mut detached = false;
-        if let Some((why, charged)) = stopped {
-            let resume = session.ask(why, paused);
-            match session.apply(resume) {
-                Applied::Killed => return Ok(()),
-                Applied::Detached => detached = true,
-                Applied::Run => {}
-            }
-            if charged {
-                session.resume_in_charged_block();
-            }
-        }
-        let result = emu.emu_start(start_address(emu)?, u64::MAX, timeout_us, 0);
-        session.end_resume();
-        if detached {
-            *debug = None;
-            return result;
-        }
-        stopped = session.stop_reason(&result);
-        if stopped.is_none() {
-            return result;
-        }
-    }
 }

@@ -608,6 +608,18 @@ impl ProfileCollector {
 }
 
 impl ExecutionObserver for ProfileCollector {
+    /// Counts start again; the analysed translation blocks stay.
+    fn reset(&mut self) {
+        self.cycles = 0;
+        self.instructions = 0;
+        self.frames.clear();
+        self.pending_call = None;
+        self.units.fill(Counters::default());
+        self.regions.fill(Counters::default());
+        self.refs.clear();
+        self.outside = (0, 0);
+    }
+
     fn block(&mut self, addr: u64, instructions: u32, cycles_before: u64, cycles_after: u64) {
         let tb = match self.tbs.get(&addr) {
             Some(tb) if tb.instructions == instructions => Rc::clone(tb),

@@ -31,6 +31,7 @@
 //! ```
 
 use crate::arp_host::TraceStats;
+use crate::elf::GuestImage;
 use crate::machine::{RunOutcome, Stop};
 use crate::threads::Core;
 use serde::Serialize;
@@ -150,33 +151,7 @@ impl Report {
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
-        let sites: Vec<u64> = outcome
-            .sections
-            .iter()
-            .flat_map(|t| t.sites.clone())
-            .collect();
-        let located = crate::symbols::locate_all(&outcome.image, &sites);
-        let sections = outcome
-            .sections
-            .iter()
-            .map(|t: &TraceStats| SectionRow {
-                path: t.path.clone(),
-                functions: t.functions.clone(),
-                sources: t
-                    .sites
-                    .iter()
-                    .filter_map(|s| located.get(s).cloned())
-                    .collect(),
-                kind: t.kind,
-                count: t.count,
-                total_cycles: t.total_cycles,
-                mean_cycles: t.total_cycles as f64 / t.count.max(1) as f64,
-                min_cycles: if t.count == 0 { 0 } else { t.min_cycles },
-                max_cycles: t.max_cycles,
-                total_instructions: t.total_instructions,
-                share: t.total_cycles as f64 / cycles.max(1) as f64,
-            })
-            .collect();
+        let sections = section_rows(&outcome.sections, &outcome.image, cycles);
         Report {
             schema_version: SCHEMA_VERSION,
             elf: elf.to_owned(),
@@ -224,27 +199,7 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         if !self.sections.is_empty() {
-            let paths: Vec<String> = self.sections.iter().map(section_label).collect();
-            let width = paths.iter().map(String::len).max().unwrap_or(0).max(12);
-            let _ = writeln!(
-                out,
-                "{:<width$}  {:<8} {:>8} {:>14} {:>12} {:>10} {:>10} {:>7}",
-                "section trace", "kind", "count", "total cycles", "mean", "min", "max", "share"
-            );
-            for (row, path) in self.sections.iter().zip(&paths) {
-                let _ = writeln!(
-                    out,
-                    "{:<width$}  {:<8} {:>8} {:>14} {:>12.1} {:>10} {:>10} {:>6.2}%",
-                    path,
-                    row.kind,
-                    row.count,
-                    row.total_cycles,
-                    row.mean_cycles,
-                    row.min_cycles,
-                    row.max_cycles,
-                    row.share * 100.0
-                );
-            }
+            out.push_str(&sections_table(&self.sections));
             out.push('\n');
         }
         let t = &self.totals;
@@ -374,6 +329,60 @@ impl Report {
 
 /// A trace as the table shows it: the section ids, outermost first, then
 /// where the innermost section is entered (`8 > 7 > 1 main (filter.c:83)`).
+/// The report's rows for `traces`, located in `image`'s source; `cycles`
+/// is the program's total, for each row's share.
+pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> Vec<SectionRow> {
+    let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
+    let located = crate::symbols::locate_all(image, &sites);
+    traces
+        .iter()
+        .map(|t| SectionRow {
+            path: t.path.clone(),
+            functions: t.functions.clone(),
+            sources: t
+                .sites
+                .iter()
+                .filter_map(|s| located.get(s).cloned())
+                .collect(),
+            kind: t.kind,
+            count: t.count,
+            total_cycles: t.total_cycles,
+            mean_cycles: t.total_cycles as f64 / t.count.max(1) as f64,
+            min_cycles: if t.count == 0 { 0 } else { t.min_cycles },
+            max_cycles: t.max_cycles,
+            total_instructions: t.total_instructions,
+            share: t.total_cycles as f64 / cycles.max(1) as f64,
+        })
+        .collect()
+}
+
+/// The section table as the report prints it.
+pub fn sections_table(rows: &[SectionRow]) -> String {
+    let mut out = String::new();
+    let paths: Vec<String> = rows.iter().map(section_label).collect();
+    let width = paths.iter().map(String::len).max().unwrap_or(0).max(12);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<8} {:>8} {:>14} {:>12} {:>10} {:>10} {:>7}",
+        "section trace", "kind", "count", "total cycles", "mean", "min", "max", "share"
+    );
+    for (row, path) in rows.iter().zip(&paths) {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<8} {:>8} {:>14} {:>12.1} {:>10} {:>10} {:>6.2}%",
+            path,
+            row.kind,
+            row.count,
+            row.total_cycles,
+            row.mean_cycles,
+            row.min_cycles,
+            row.max_cycles,
+            row.share * 100.0
+        );
+    }
+    out
+}
+
 fn section_label(s: &SectionRow) -> String {
     let chain: Vec<String> = s.path.iter().map(u16::to_string).collect();
     let last = s.path.len().saturating_sub(1);

@@ -136,6 +136,16 @@ fn totals(path: &Path) -> (u64, u64) {
 /// debugged run ended well with the plain run's data.arp and totals, and
 /// returns what gdb said.
 fn debug_and_compare(target: &str, example: &str, extra: &[&str], commands: &[&str]) -> String {
+    debug_and_compare_with_report(target, example, extra, commands).0
+}
+
+/// [`debug_and_compare`], also returning the debugged run's JSON report.
+fn debug_and_compare_with_report(
+    target: &str,
+    example: &str,
+    extra: &[&str],
+    commands: &[&str],
+) -> (String, serde_json::Value) {
     let dir = scratch(&format!("gdb-{target}-{example}"));
     let elf = guest(target, example);
     run_plain(&dir, target, &elf, extra);
@@ -153,7 +163,8 @@ fn debug_and_compare(target: &str, example: &str, extra: &[&str], commands: &[&s
         totals(&dir.join("plain.json")),
         totals(&dir.join("debugged.json"))
     );
-    gdb
+    let report = std::fs::read_to_string(dir.join("debugged.json")).unwrap();
+    (gdb, serde_json::from_str(&report).unwrap())
 }
 
 fn debug_filter_and_compare(target: &str) {
@@ -169,9 +180,15 @@ fn debug_filter_and_compare(target: &str) {
         "x/4xw $sp",
         "monitor cycles",
         "delete",
+        // the kernel's leave call: its loop variable is there by name
+        "break filter.c:93",
+        "continue",
+        "print x",
+        "delete",
         "continue",
     ];
     let gdb = debug_and_compare(target, "filter", &[], &commands);
+    assert!(gdb.contains("$1 = 320"), "{gdb}");
     assert!(gdb.contains("Breakpoint 1, filter_horizontally"), "{gdb}");
     assert!(
         gdb.lines()
@@ -374,4 +391,364 @@ fn gdb_no_wait_stops_the_running_guest_when_gdb_connects() {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn skip_without_gdb() -> bool {
+    let missing = !gdb_available();
+    if missing {
+        eprintln!("SKIPPED: gdb-multiarch is not installed (scripts/bootstrap.sh installs it)");
+    }
+    missing
+}
+
+/// The line gdb printed after `marker` (the first one that follows).
+fn line_after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("no `{marker}` in:\n{text}"));
+    text[at + marker.len()..].lines().nth(1).unwrap_or("")
+}
+
+/// Every guest thread is a GDB thread: `info threads` lists them with
+/// their core and clock, and each has its own registers.
+#[test]
+fn every_guest_thread_is_a_gdb_thread_with_its_own_registers() {
+    if skip_without_gdb() {
+        return;
+    }
+    let commands = [
+        "break filter_rows_horizontally",
+        "continue",
+        "continue",
+        "info threads",
+        "echo --main--\n",
+        "thread 1",
+        "info registers pc",
+        "echo --worker--\n",
+        "thread 2",
+        "info registers pc",
+        "monitor cycles",
+        "monitor sections 2",
+        "monitor sections 9",
+        "delete",
+        "continue",
+    ];
+    let gdb = debug_and_compare("cortex-m4", "filter-par-4", &["--cores", "4"], &commands);
+    for n in 1..=3 {
+        let id = format!("Thread 1.{n} (thread {}, core", n - 1);
+        assert!(gdb.contains(&id), "no `{id}` in:\n{gdb}");
+    }
+    let main_pc = gdb[gdb.find("--main--").unwrap()..]
+        .lines()
+        .find(|l| l.starts_with("pc "))
+        .unwrap();
+    let worker_pc = gdb[gdb.find("--worker--").unwrap()..]
+        .lines()
+        .find(|l| l.starts_with("pc "))
+        .unwrap();
+    assert!(main_pc.contains("<in_parallel"), "{gdb}");
+    assert!(worker_pc.contains("<filter_rows_horizontally"), "{gdb}");
+    // the thread that hit the breakpoint
+    assert!(gdb.contains("* thread 2 (gdb 3): core 2,"), "{gdb}");
+    assert!(
+        gdb.contains("sections open in thread 1 (ARP thread 2)"),
+        "{gdb}"
+    );
+    assert!(gdb.contains("`9` is not a thread"), "{gdb}");
+}
+
+/// A watchpoint on a global array element stops the thread that writes
+/// it, after the writing instruction, on both architectures; the
+/// measurements stay those of a plain run.
+#[test]
+fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
+    if skip_without_gdb() {
+        return;
+    }
+    for target in ["cortex-m4", "rv32imac"] {
+        let commands = [
+            "watch main::image_tmp[5][7]",
+            "continue",
+            "monitor sections",
+            "delete",
+            "continue",
+        ];
+        let gdb = debug_and_compare(target, "filter-par-2", &["--cores", "2"], &commands);
+        assert!(
+            gdb.contains("Hardware watchpoint 1: main::image_tmp[5][7]"),
+            "{target}: {gdb}"
+        );
+        assert!(
+            gdb.contains("Old value = 0 '\\000'") && gdb.contains("New value = "),
+            "{target}: {gdb}"
+        );
+        let stopped = line_after(&gdb, "New value = ");
+        assert!(
+            stopped.contains("filter_rows_horizontally"),
+            "{target}: {gdb}"
+        );
+        // the writing kernel is open in the stopped thread
+        assert!(
+            gdb.lines()
+                .any(|l| l.trim_start().starts_with("1@") && l.contains("kernel")),
+            "{target}: {gdb}"
+        );
+    }
+}
+
+/// `monitor sections` prints the table the report later shows: after the
+/// last image's kernels, their rows are the report's.
+#[test]
+fn monitor_sections_shows_what_the_report_shows() {
+    if skip_without_gdb() {
+        return;
+    }
+    let commands = [
+        "break filter_vertically",
+        "ignore 1 3",
+        "continue",
+        "finish",
+        "monitor sections",
+        "delete",
+        "continue",
+    ];
+    let (gdb, report) = debug_and_compare_with_report("cortex-m4", "filter", &[], &commands);
+    assert!(
+        gdb.contains("sections open in thread 0 (ARP thread 1)"),
+        "{gdb}"
+    );
+    let rows = report["sections"].as_array().unwrap();
+    for path in [[8, 7, 3, 2, 1], [8, 7, 6, 5, 4]] {
+        let row = rows
+            .iter()
+            .find(|r| r["path"] == serde_json::json!(path))
+            .unwrap();
+        let label = path.map(|p| p.to_string()).join(" > ");
+        let line = gdb
+            .lines()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no row {label} in:\n{gdb}"));
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        let kind = columns.iter().position(|c| *c == "kernel").unwrap();
+        assert_eq!(columns[kind + 1], row["count"].to_string(), "{line}");
+        assert_eq!(columns[kind + 2], row["total_cycles"].to_string(), "{line}");
+    }
+}
+
+/// `monitor reset` starts the run again: the clock is back at zero, and
+/// the data.arp written at the end is that of a plain run.
+#[test]
+fn monitor_reset_starts_the_run_again_with_a_fresh_recording() {
+    if skip_without_gdb() {
+        return;
+    }
+    let commands = [
+        "break filter_vertically",
+        "continue",
+        "continue",
+        "monitor reset",
+        "maintenance flush register-cache",
+        "info registers pc",
+        "monitor cycles",
+        "continue",
+        "delete",
+        "continue",
+    ];
+    let extra = ["--mode", "record_all"];
+    let gdb = debug_and_compare("cortex-m4", "filter", &extra, &commands);
+    assert!(gdb.contains("the guest is reset"), "{gdb}");
+    assert!(
+        gdb.lines()
+            .any(|l| l.starts_with("pc ") && l.contains("<_start")),
+        "{gdb}"
+    );
+    assert!(
+        gdb.contains("cycles: 0 (thread 0)  instructions: 0"),
+        "{gdb}"
+    );
+}
+
+/// A run whose debugger connection is the test's raw socket.
+struct RawSession {
+    dir: std::path::PathBuf,
+    run: Child,
+    stderr: std::thread::JoinHandle<String>,
+    port: u16,
+}
+
+impl RawSession {
+    fn start(name: &str) -> RawSession {
+        let dir = scratch(name);
+        let elf = guest("cortex-m4", "filter-bench");
+        run_plain(&dir, "cortex-m4", &elf, &[]);
+        let port = free_port();
+        let (run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &[]);
+        RawSession {
+            dir,
+            run,
+            stderr,
+            port,
+        }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let gdb = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        gdb
+    }
+
+    /// The run ends with status 0 and a plain run's data.arp; returns its
+    /// stderr.
+    fn finishes_unchanged(mut self) -> String {
+        let status = wait_for(&mut self.run, Duration::from_secs(120));
+        let stderr = self.stderr.join().unwrap();
+        assert_eq!(status, Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let plain = std::fs::read(self.dir.join("plain.arp")).unwrap();
+        let debugged = std::fs::read(self.dir.join("debugged.arp")).unwrap();
+        assert!(plain == debugged, "data.arp differs:\n{stderr}");
+        stderr
+    }
+}
+
+/// gdb going away while the guest runs: the run goes on without the
+/// debugger and writes its whole data.arp.
+#[test]
+fn a_client_that_disconnects_mid_run_leaves_the_run_complete() {
+    let session = RawSession::start("gdb-disconnect");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "c");
+    std::thread::sleep(Duration::from_millis(50));
+    drop(gdb);
+    let stderr = session.finishes_unchanged();
+    assert!(stderr.contains("gdb closed the connection"), "{stderr}");
+    assert!(
+        stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
+
+/// Bytes that are no remote-protocol packet: a message, and the run goes
+/// on without the debugger.
+#[test]
+fn garbage_on_the_socket_is_reported_and_the_run_goes_on() {
+    let session = RawSession::start("gdb-garbage");
+    let mut gdb = session.connect();
+    // a fixed pseudo-random byte sequence, '$' included
+    let mut x: u32 = 0x1234_5678;
+    let garbage: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect();
+    let _ = gdb.write_all(&garbage);
+    let stderr = session.finishes_unchanged();
+    assert!(
+        stderr.contains("gdb:") && stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
+
+/// One debugger at a time: a second client is refused while the first
+/// one's session goes on.
+#[test]
+fn a_second_client_is_refused_while_the_first_debugs() {
+    let session = RawSession::start("gdb-second");
+    let mut first = session.connect();
+    send_packet(&mut first, "?");
+    assert!(read_packet(&mut first).starts_with('T'));
+    match TcpStream::connect(("127.0.0.1", session.port)) {
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}"),
+        Ok(mut second) => {
+            second
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut byte = [0u8; 1];
+            assert_eq!(
+                second.read(&mut byte).unwrap_or(0),
+                0,
+                "the second client was served"
+            );
+        }
+    }
+    send_packet(&mut first, "D");
+    assert_eq!(read_packet(&mut first), "OK");
+    session.finishes_unchanged();
+}
+
+/// A port another program listens on: a usage error naming the option,
+/// before anything runs.
+#[test]
+fn a_gdb_port_in_use_is_refused_before_the_run() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = scratch("gdb-port-in-use");
+    let out = Command::new(sim_host_bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "-q",
+            "--target",
+            "cortex-m4",
+            "--gdb",
+            &port.to_string(),
+        ])
+        .arg(guest("cortex-m4", "filter"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.contains(&format!("--gdb 127.0.0.1:{port}")) && stderr.contains("in use"),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "files were written"
+    );
+}
+
+/// Code the debugger writes is priced anew: halfway through loop_alu's
+/// 100 iterations gdb turns its second `adds r5, r5, #1` (1 cycle, DDI
+/// 0439D Table 3-1) into `ldr r5, [sp]` (2 cycles, a load no other load
+/// precedes), so the run costs 50 cycles more than a plain one (the 50th
+/// iteration was charged before the write) for as many instructions.
+#[test]
+fn code_written_by_the_debugger_is_priced_anew() {
+    if skip_without_gdb() {
+        return;
+    }
+    let dir = scratch("gdb-code-write");
+    let elf = guest("cortex-m4", "microbench");
+    run_plain(&dir, "cortex-m4", &elf, &[]);
+    let port = free_port();
+    let (mut run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &[]);
+    // the loop label: after loop_alu's 32-bit PUSH.W and MOVW (microbench.S)
+    let commands = [
+        "break *((char *) loop_alu + 8)",
+        "ignore 1 49",
+        "continue",
+        "x/2i $pc",
+        "set {short} ($pc + 2) = 0x9d00",
+        "x/2i $pc",
+        "delete",
+        "continue",
+    ];
+    let gdb = gdb_batch(&elf, port, &commands);
+    let status = wait_for(&mut run, Duration::from_secs(120));
+    assert_eq!(status, Some(0), "{}", stderr.join().unwrap());
+    assert!(
+        gdb.contains("ldr\tr5, [sp"),
+        "the write did not land:\n{gdb}"
+    );
+    let (plain_cycles, plain_instructions) = totals(&dir.join("plain.json"));
+    let (cycles, instructions) = totals(&dir.join("debugged.json"));
+    assert_eq!(instructions, plain_instructions);
+    assert_eq!(cycles, plain_cycles + 50, "{gdb}");
 }

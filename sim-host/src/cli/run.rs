@@ -192,6 +192,9 @@ pub struct Args {
     /// Wait for GDB on this TCP port (on 127.0.0.1) or ADDRESS:PORT before
     /// the first instruction (`target remote :PORT`). Debugging costs no
     /// simulated cycle: the counts and data.arp are those of a plain run.
+    /// Each guest thread is a GDB thread; `monitor help` lists the
+    /// simulator's commands. One client at a time; if it disconnects or
+    /// sends garbage, the run goes on without it.
     #[arg(
         long,
         value_name = "[ADDR:]PORT",

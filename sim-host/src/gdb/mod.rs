@@ -12,14 +12,16 @@
 //! next block boundary.
 
 pub mod arch_m;
+pub mod monitor;
 pub mod target;
 
-use crate::machine::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, Debugger, Stop};
+use crate::machine::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, Debugger, Stop, Watch};
 use crate::signals::StopRequest;
 use crate::target::Arch;
 use gdbstub::common::Signal;
 use gdbstub::stub::state_machine::GdbStubStateMachine;
-use gdbstub::stub::{DisconnectReason, GdbStub, SingleThreadStopReason};
+use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
+use gdbstub::target::ext::breakpoints::WatchKind;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read};
@@ -127,6 +129,11 @@ impl<A: GuestArch> GdbDebugger<A> {
 
 impl<A: GuestArch> Debugger for GdbDebugger<A> {
     fn attach(&mut self, guest: DebugGuest) {
+        if let Some(session) = &mut self.session {
+            // the run started again (`monitor reset`): same gdb, new guest
+            session.target.guest = guest;
+            return;
+        }
         match self.link.take() {
             Some(GdbLink::Connected(stream)) => self.start_session(stream, guest),
             Some(GdbLink::Later(listener)) => {
@@ -157,7 +164,8 @@ impl<A: GuestArch> Debugger for GdbDebugger<A> {
             DebugResume::Detach
         });
         match resume {
-            DebugResume::Continue | DebugResume::Step => session.watcher.resume(),
+            DebugResume::Continue | DebugResume::Step(_) => session.watcher.resume(),
+            DebugResume::Reset => {}
             DebugResume::Detach | DebugResume::Kill => self.session = None,
         }
         resume
@@ -209,7 +217,7 @@ impl<A: GuestArch> Session<A> {
         let mut target = GdbTarget::new(guest);
         let stub = GdbStub::new(stream)
             .run_state_machine(&mut target)
-            .map_err(|e| e.to_string())?;
+            .map_err(protocol_error)?;
         Ok(Session {
             stub: Some(stub),
             target,
@@ -221,11 +229,27 @@ impl<A: GuestArch> Session<A> {
     /// Tells gdb why the guest stopped, then serves its packets until it
     /// resumes the guest, detaches or kills it.
     fn serve(&mut self, why: DebugStop) -> Result<DebugResume, String> {
+        let tid = target::tid(self.target.guest.current_thread());
         let reason = match why {
             DebugStop::Start => None,
-            DebugStop::Breakpoint => Some(SingleThreadStopReason::SwBreak(())),
-            DebugStop::Step => Some(SingleThreadStopReason::DoneStep),
-            DebugStop::Interrupt => Some(SingleThreadStopReason::Signal(Signal::SIGINT)),
+            DebugStop::Breakpoint => Some(MultiThreadStopReason::SwBreak(tid)),
+            DebugStop::Step => Some(MultiThreadStopReason::SignalWithThread {
+                tid,
+                signal: Signal::SIGTRAP,
+            }),
+            DebugStop::Interrupt => Some(MultiThreadStopReason::SignalWithThread {
+                tid,
+                signal: Signal::SIGINT,
+            }),
+            DebugStop::Watch { kind, addr } => Some(MultiThreadStopReason::Watch {
+                tid,
+                kind: match kind {
+                    Watch::Read => WatchKind::Read,
+                    Watch::Write => WatchKind::Write,
+                    Watch::Access => WatchKind::ReadWrite,
+                },
+                addr: addr as u32,
+            }),
         };
         let mut stub = self.stub.take().ok_or("gdb is gone")?;
         if let Some(reason) = reason {
@@ -237,7 +261,7 @@ impl<A: GuestArch> Session<A> {
     fn report(
         &mut self,
         stub: StateMachine<A>,
-        reason: SingleThreadStopReason<u32>,
+        reason: MultiThreadStopReason<u32>,
         interrupted: bool,
     ) -> Result<StateMachine<A>, String> {
         let stub = if interrupted {
@@ -252,7 +276,7 @@ impl<A: GuestArch> Session<A> {
             }
             other => return Ok(other),
         };
-        next.map_err(|e| e.to_string())
+        next.map_err(protocol_error)
     }
 
     /// Reads gdb's interrupt byte (0x03), which stopped the guest.
@@ -261,7 +285,7 @@ impl<A: GuestArch> Session<A> {
             let byte = next_byte(&mut self.pending, running.borrow_conn(), &self.target.guest)?;
             stub = running
                 .incoming_data(&mut self.target, byte)
-                .map_err(|e| e.to_string())?;
+                .map_err(protocol_error)?;
         }
         Ok(stub)
     }
@@ -270,6 +294,10 @@ impl<A: GuestArch> Session<A> {
         self.target.resume = None;
         loop {
             stub = match stub {
+                GdbStubStateMachine::Idle(_) if std::mem::take(&mut self.target.reset) => {
+                    self.stub = Some(stub);
+                    return Ok(DebugResume::Reset);
+                }
                 GdbStubStateMachine::Idle(mut idle) => {
                     let byte =
                         next_byte(&mut self.pending, idle.borrow_conn(), &self.target.guest)?;
@@ -280,7 +308,10 @@ impl<A: GuestArch> Session<A> {
                     return Ok(self.target.resume.take().unwrap_or(DebugResume::Continue));
                 }
                 GdbStubStateMachine::CtrlCInterrupt(ctrl_c) => {
-                    let reason = SingleThreadStopReason::Signal(Signal::SIGINT);
+                    let reason = MultiThreadStopReason::SignalWithThread {
+                        tid: target::tid(self.target.guest.current_thread()),
+                        signal: Signal::SIGINT,
+                    };
                     ctrl_c.interrupt_handled(&mut self.target, Some(reason))
                 }
                 GdbStubStateMachine::Disconnected(gone) => {
@@ -290,7 +321,7 @@ impl<A: GuestArch> Session<A> {
                     });
                 }
             }
-            .map_err(|e| e.to_string())?;
+            .map_err(protocol_error)?;
         }
     }
 
@@ -298,20 +329,23 @@ impl<A: GuestArch> Session<A> {
     /// faulting state can be inspected.
     fn end(&mut self, stop: &Stop) -> Result<(), String> {
         let final_reason = match stop {
-            Stop::Exit(status) => SingleThreadStopReason::Exited(*status as u8),
-            Stop::Fault(_) => SingleThreadStopReason::Terminated(Signal::SIGSEGV),
+            Stop::Exit(status) => MultiThreadStopReason::Exited(*status as u8),
+            Stop::Fault(_) => MultiThreadStopReason::Terminated(Signal::SIGSEGV),
             Stop::Interrupted(signal) => {
-                SingleThreadStopReason::Terminated(Signal(u8::try_from(*signal).unwrap_or(9)))
+                MultiThreadStopReason::Terminated(Signal(u8::try_from(*signal).unwrap_or(9)))
             }
             Stop::CycleLimit(_) | Stop::Timeout(_) => {
-                SingleThreadStopReason::Terminated(Signal::SIGXCPU)
+                MultiThreadStopReason::Terminated(Signal::SIGXCPU)
             }
-            Stop::Arp(_) => SingleThreadStopReason::Terminated(Signal::SIGABRT),
+            Stop::Arp(_) => MultiThreadStopReason::Terminated(Signal::SIGABRT),
         };
         let mut stub = self.stub.take().ok_or("gdb is gone")?;
         if let Stop::Fault(fault) = stop {
             crate::say!("sim-host: guest fault (stopped for gdb): {}", fault.kind);
-            let reason = SingleThreadStopReason::Signal(Signal::SIGSEGV);
+            let reason = MultiThreadStopReason::SignalWithThread {
+                tid: target::tid(self.target.guest.current_thread()),
+                signal: Signal::SIGSEGV,
+            };
             stub = self.report(stub, reason, false)?;
             if self.pump_until_resumed(stub)? != DebugResume::Continue {
                 return Ok(());
@@ -319,6 +353,22 @@ impl<A: GuestArch> Session<A> {
             stub = self.stub.take().ok_or("gdb is gone")?;
         }
         self.report(stub, final_reason, false).map(drop)
+    }
+}
+
+/// What went wrong with the connection, in the user's words.
+fn protocol_error(e: gdbstub::stub::GdbStubError<&'static str, std::io::Error>) -> String {
+    if e.is_connection_error() {
+        return match e.into_connection_error() {
+            Some((io, _)) => format!("the connection to gdb failed: {io}"),
+            None => "the connection to gdb failed".into(),
+        };
+    }
+    let text = e.to_string();
+    if text.contains("parse packet") || text.contains("PacketUnexpected") {
+        "the client sent something that is not a GDB remote protocol packet".into()
+    } else {
+        text
     }
 }
 
