@@ -43,6 +43,19 @@ pub enum EntryPoint {
     Query,
 }
 
+impl EntryPoint {
+    /// How many argument registers the host reads for a call (the rest
+    /// are passed as 0): reading registers is most of a call's host time.
+    pub fn arity(self) -> usize {
+        match self {
+            EntryPoint::Enter(_) => 3,
+            EntryPoint::Leave(_) | EntryPoint::Spawned => 2,
+            EntryPoint::Query => 0,
+            _ => 4,
+        }
+    }
+}
+
 /// Whether the guest can start recording: it has an entry point that
 /// starts the engine (a stripped or stub-less ELF has none).
 pub fn can_record(image: &crate::elf::GuestImage) -> bool {
@@ -261,10 +274,32 @@ pub struct TraceStats {
 /// Per-trace statistics of every section, recorded on leave.
 #[derive(Debug, Default)]
 pub struct SectionStats {
-    stacks: HashMap<Tid, Vec<Frame>>,
-    /// The ARP thread each guest thread last entered or left a section in.
-    arp_thread: HashMap<u32, Tid>,
+    stacks: rustc_hash::FxHashMap<Tid, Vec<Frame>>,
+    /// The ARP thread each guest thread (the index) last entered or left a
+    /// section in.
+    arp_thread: Vec<Option<Tid>>,
     traces: BTreeMap<Vec<Sid>, TraceStats>,
+}
+
+impl TraceStats {
+    /// A trace not left yet, for the open sections `stack`.
+    fn new(stack: &[Frame]) -> TraceStats {
+        let innermost = stack.last().map_or(SectionKind::Plain, |f| f.kind);
+        TraceStats {
+            path: stack.iter().map(|f| f.sid).collect(),
+            functions: stack
+                .iter()
+                .map(|f| f.function.as_deref().map(str::to_owned))
+                .collect(),
+            sites: stack.iter().map(|f| f.site).collect(),
+            kind: kind_name(innermost),
+            count: 0,
+            total_cycles: 0,
+            min_cycles: u64::MAX,
+            max_cycles: 0,
+            total_instructions: 0,
+        }
+    }
 }
 
 fn kind_name(kind: SectionKind) -> &'static str {
@@ -285,8 +320,16 @@ impl SectionStats {
             .map(|f| f.sid)
     }
 
+    fn note_thread(&mut self, tid: Tid, c: &Counters) {
+        let thread = c.thread.get() as usize;
+        if self.arp_thread.len() <= thread {
+            self.arp_thread.resize(thread + 1, None);
+        }
+        self.arp_thread[thread] = Some(tid);
+    }
+
     fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: &CallSite, c: &Counters) {
-        self.arp_thread.insert(c.thread.get(), tid);
+        self.note_thread(tid, c);
         self.stacks.entry(tid).or_default().push(Frame {
             sid,
             kind,
@@ -298,36 +341,32 @@ impl SectionStats {
     }
 
     fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
-        self.arp_thread.insert(c.thread.get(), tid);
+        self.note_thread(tid, c);
         let Some(stack) = self.stacks.get_mut(&tid) else {
             return;
         };
         if stack.last().map(|f| f.sid) != Some(sid) {
             return; // the engine reports the mismatch
         }
-        let path: Vec<Sid> = stack.iter().map(|f| f.sid).collect();
-        let functions = stack
-            .iter()
-            .map(|f| f.function.as_deref().map(str::to_owned))
-            .collect();
-        let sites = stack.iter().map(|f| f.site).collect();
+        // the trace's path, on the stack for all but very deep traces
+        let mut short = [0 as Sid; 16];
+        let long: Vec<Sid>;
+        let path: &[Sid] = if stack.len() <= short.len() {
+            for (p, f) in short.iter_mut().zip(stack.iter()) {
+                *p = f.sid;
+            }
+            &short[..stack.len()]
+        } else {
+            long = stack.iter().map(|f| f.sid).collect();
+            &long
+        };
+        if !self.traces.contains_key(path) {
+            self.traces.insert(path.to_vec(), TraceStats::new(stack));
+        }
         let frame = stack.pop().expect("checked non-empty");
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
-        let t = self
-            .traces
-            .entry(path.clone())
-            .or_insert_with(|| TraceStats {
-                path,
-                functions,
-                sites,
-                kind: kind_name(frame.kind),
-                count: 0,
-                total_cycles: 0,
-                min_cycles: u64::MAX,
-                max_cycles: 0,
-                total_instructions: 0,
-            });
+        let t = self.traces.get_mut(path).expect("inserted above");
         t.count += 1;
         t.total_cycles += cycles;
         t.min_cycles = t.min_cycles.min(cycles);
@@ -463,7 +502,7 @@ impl ArpHost {
     /// The sections open in guest thread `thread` (in the ARP thread it
     /// last entered or left a section in), outermost first.
     pub fn open_sections(&self, thread: u32) -> Option<(Tid, Vec<OpenSection>)> {
-        let tid = *self.stats.arp_thread.get(&thread)?;
+        let tid = (*self.stats.arp_thread.get(thread as usize)?)?;
         let frames = self.stats.stacks.get(&tid)?;
         let entries = self.engine.stack(tid).unwrap_or_default();
         let open = frames

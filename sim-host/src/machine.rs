@@ -275,6 +275,9 @@ struct Price {
     last_insn: u32,
     taken_extra: u16,
     entry_penalty: u16,
+    /// An ARP entry point the block hook intercepts: 1 + its index in
+    /// `ENTRY_POINTS` (0: none; see [`return_at_once`]).
+    intercept: u8,
 }
 
 const SLOTS: usize = 1 << 16;
@@ -665,6 +668,7 @@ fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         last_insn: insns.last().map_or(addr, |i| i.addr) as u32,
         taken_extra: cost.taken_extra as u16,
         entry_penalty: cost.entry_penalty as u16,
+        intercept: 0,
     }
 }
 
@@ -812,11 +816,13 @@ fn stop_for_deadline_or_signal(uc: &mut Uc<'_>) {
 }
 
 /// Runs an intercepted ARP entry point and returns to the caller.
-fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
+/// Runs an intercepted ARP call; `return_by_pc`: the stub's body is the
+/// ELF's, so the call returns by writing PC (see [`return_at_once`]).
+fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
     let arch = uc.get_data().arch;
     let r = regs(arch);
     let mut args = [0u32; 4];
-    for (a, reg) in args.iter_mut().zip(r.args) {
+    for (a, reg) in args.iter_mut().zip(r.args).take(entry.arity()) {
         *a = uc.reg_read(reg).unwrap_or(0) as u32;
     }
     let ret = uc.reg_read(r.ret_addr).unwrap_or(0);
@@ -865,7 +871,9 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint) {
         }
     };
     let _ = uc.reg_write(r.ret_value, 0);
-    let _ = uc.reg_write(r.pc, ret);
+    if return_by_pc {
+        let _ = uc.reg_write(r.pc, ret);
+    }
     if let Some(message) = failure {
         let at = uc.get_data().image.describe(call_site);
         stop_with(uc, Stop::Arp(format!("{at}: {message}")));
@@ -946,19 +954,57 @@ fn intercept_function(
     let Some(f) = image.function(name) else {
         return Ok(());
     };
-    emu.get_data_mut().cache.insert(
-        f.addr as u32,
-        Price {
-            fallthrough: u32::MAX,
-            last_insn: f.addr as u32,
-            ..Price::default()
-        },
-    );
+    price_at_zero(emu, f.addr, 0);
     uc(
         &format!("hook {name}"),
         emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| handler(uc)),
     )?;
     Ok(())
+}
+
+/// An intercepted function's block: it costs nothing, and its successor
+/// is not reached by a branch the guest pays for.
+fn price_at_zero(emu: &mut Uc<'static>, addr: u64, intercept: u8) {
+    emu.get_data_mut().cache.insert(
+        addr as u32,
+        Price {
+            fallthrough: u32::MAX,
+            last_insn: addr as u32,
+            intercept,
+            ..Price::default()
+        },
+    );
+}
+
+/// The fast interception of ARP entry point `index` (in `ENTRY_POINTS`):
+/// the block hook, which runs at every block anyway, intercepts the stub's
+/// block (no code hook, whose dispatch scans every code hook), and the
+/// stub returns as its first instruction, written into the emulated
+/// memory only (the ELF is untouched), so the interception needs no PC
+/// write, which would make Unicorn leave the translated code and enter it
+/// again. The return executes in the stub's block, priced at zero. Not
+/// with a debugger (which shows and steps the stub as the ELF has it) nor
+/// with observers (which would see a playback's clock change in the
+/// stub's block instead of the next one).
+fn return_at_once(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    index: usize,
+) -> Result<(), MachineError> {
+    let name = ENTRY_POINTS[index].0;
+    let Some(f) = image.function(name) else {
+        return Ok(());
+    };
+    let ret: &[u8] = match image.arch {
+        Arch::Arm => &[0x70, 0x47],               // bx lr
+        Arch::Riscv => &[0x67, 0x80, 0x00, 0x00], // jalr x0, 0(ra)
+    };
+    if f.size < ret.len() as u64 {
+        let entry = ENTRY_POINTS[index].1;
+        return intercept_function(emu, image, name, move |uc| intercept(uc, entry, true));
+    }
+    price_at_zero(emu, f.addr, 1 + index as u8);
+    uc(&format!("return from {name}"), emu.mem_write(f.addr, ret))
 }
 
 /// Guest threads switch after this many cycles ahead of the next thread.
@@ -1322,9 +1368,16 @@ fn run_once(
     // returning at once.
     let counting = options.counting;
     if counting != Counting::Off {
-        for (name, entry) in ENTRY_POINTS {
+        let fast = counting == Counting::Blocks
+            && options.debugger.is_none()
+            && options.observers.is_empty();
+        for (index, (name, entry)) in ENTRY_POINTS.iter().enumerate() {
             let entry = *entry;
-            intercept_function(&mut emu, &image, name, move |uc| intercept(uc, entry))?;
+            if fast {
+                return_at_once(&mut emu, &image, index)?;
+            } else {
+                intercept_function(&mut emu, &image, name, move |uc| intercept(uc, entry, true))?;
+            }
         }
         for (name, call) in THREAD_CALLS {
             let call = *call;
@@ -1419,6 +1472,9 @@ fn run_once(
                 st.prev_fallthrough = u64::from(price.fallthrough);
                 st.prev_taken_extra = u32::from(price.taken_extra);
                 st.prev_last_insn = u64::from(price.last_insn);
+                if price.intercept != 0 {
+                    intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
+                }
             }),
         )?;
     }
