@@ -16,13 +16,22 @@
 //!   from the operand values when they execute.
 //!
 //! Rules applied inside a block, each from the core's manual (see the
-//! target files' citations):
+//! target files' citations and ARCHITECTURE.md, "Cycle model"):
 //! - pipelined loads (Cortex-M3/M4 3.3.2): a load or store directly after a
 //!   single load costs `pipelined` cycles instead of `cycles`, unless its
-//!   address uses the first load's destination;
+//!   address uses a register the first load wrote (its destination, or its
+//!   base when it writes the base back);
 //! - address dependency (Cortex-M3/M4 3.3.2): a load or store whose address
 //!   registers were written by the directly preceding data-processing
 //!   instruction costs `address_dependency` more;
+//! - register-offset stores (Cortex-M3/M4 3.3.2, "other instructions cannot
+//!   be pipelined after STR with register offset"): `register_offset` more,
+//!   unless the store pipelines after a load;
+//! - literal loads (Cortex-M3/M4 3.3.2, `LDR Rx,[PC,#imm]` "might add a
+//!   cycle because of contention with the fetch unit"): `literal_contention`
+//!   more when the literal is in the region the block's code is in;
+//! - IT folding (Cortex-M3/M4 ACTLR.DISFOLD): an IT directly after a 16-bit
+//!   instruction of the same block costs `folded` instead of `cycles`;
 //! - load use (Hazard3): an instruction that reads the register loaded by the
 //!   directly preceding load costs the load's `load_use` more;
 //! - instruction fetch wait states: one fetch per 32-bit word of code, each
@@ -61,6 +70,10 @@ pub struct Insn {
     pub address_regs: RegMask,
     /// A single load/store that can pipeline with its neighbours.
     pub pipelinable: bool,
+    /// A single load/store whose address has an index register (`[Rn, Rm]`).
+    pub register_offset: bool,
+    /// Address of the literal a PC-relative load reads (`LDR Rt, [PC, #imm]`).
+    pub literal: Option<u64>,
     pub dynamic: Option<DynamicOperands>,
 }
 
@@ -76,6 +89,8 @@ impl Insn {
             writes: 0,
             address_regs: 0,
             pipelinable: matches!(class, InsnClass::Load | InsnClass::Store),
+            register_offset: false,
+            literal: None,
             dynamic: None,
         }
     }
@@ -120,19 +135,23 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
     let Some(first) = insns.first() else {
         return cost;
     };
+    let code_region = target.region_of(first.addr, 1);
     let mut prev: Option<&Insn> = None;
     for insn in insns {
         let row = target.cost(insn.class);
         let mut cycles = row.cycles + row.per_register * u32::from(insn.transfers);
+        // pipelined after the directly preceding load (3.3.2 "LDR [any] are
+        // pipelined when possible")
+        let mut pipelined_after_load = false;
         if let Some(p) = prev {
             let p_row = target.cost(p.class);
             if insn.is_memory_single() {
+                pipelined_after_load = p.class == InsnClass::Load
+                    && p.pipelinable
+                    && insn.pipelinable
+                    && p.writes & insn.address_regs == 0;
                 if let Some(pipelined) = row.pipelined {
-                    if p.class == InsnClass::Load
-                        && p.pipelinable
-                        && insn.pipelinable
-                        && p.writes & insn.address_regs == 0
-                    {
+                    if pipelined_after_load {
                         cycles = cycles.min(pipelined);
                     }
                 }
@@ -142,6 +161,28 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
             }
             if p.class == InsnClass::Load && p.writes & insn.reads != 0 {
                 cycles += p_row.load_use;
+            }
+            // IT folding: an IT right after a 16-bit instruction executes
+            // in parallel with it
+            if let Some(folded) = row.folded {
+                if insn.class == InsnClass::It && p.size == 2 {
+                    cycles = folded;
+                }
+            }
+        }
+        // a store with a register offset: nothing pipelines after it, so it
+        // holds the pipeline a cycle more, unless it pipelined after a load
+        if insn.class == InsnClass::Store && insn.register_offset && !pipelined_after_load {
+            cycles += row.register_offset;
+        }
+        // a literal in the memory the code is fetched from: the load and the
+        // instruction fetch contend for it
+        if let Some(literal) = insn.literal {
+            if row.literal_contention > 0
+                && code_region.is_some()
+                && target.region_of(literal, 4).map(|r| r.start) == code_region.map(|r| r.start)
+            {
+                cycles += row.literal_contention;
             }
         }
         if let Some(ops) = insn.dynamic {
@@ -185,13 +226,17 @@ fn significant_bits(value: u32, signed: bool) -> u32 {
 /// Extra cycles (above `site.base`) a data-dependent instruction takes with
 /// operand values `a` (dividend / first factor) and `b` (divisor / second).
 ///
-/// `DivideEarlyTermination` (Cortex-M3/M4 SDIV/UDIV, "2 to 12 cycles",
-/// early termination on the operands' leading zeros; ARM gives no formula).
-/// The model, with bits(x) the significant bits of |x|:
-///   2 if either operand is 0; 3 if bits(a) < bits(b);
-///   otherwise 5 + (bits(a) - bits(b)) / 4, at most `max` (12).
-/// This is the published empirical fit of measured Cortex-M divisions; it
-/// spans exactly the documented 2..12 range.
+/// `DivideEarlyTermination` (Cortex-M3/M4 SDIV/UDIV). ARM documents only
+/// the range, "2 to 12" cycles (Table 3-1), and that the divider terminates
+/// early depending on the operands; it gives no formula, and no published
+/// measurement is cited here. The rule below is this model's own
+/// interpolation inside the documented range, with bits(x) the significant
+/// bits of |x| (the quotient has about bits(a) - bits(b) + 1 bits):
+///   2 (the minimum) if either operand is 0;
+///   3 if bits(a) < bits(b) (the quotient is 0);
+///   otherwise 5 + (bits(a) - bits(b)) / 4, i.e. about four quotient bits
+///   per cycle after a fixed start, which reaches the documented maximum 12
+///   only for the widest quotients; clamped to `max` (12).
 ///
 /// `MultiplyEarlyTermination` (Cortex-M3 UMULL/SMULL 3-5, UMLAL/SMLAL 4-7,
 /// "early termination depending on the size of the source values"): one
@@ -318,6 +363,106 @@ mod tests {
         let cost = price_block(&m4(), &[pop], 0);
         // 1+N+P with N = 3 (r4, r5, pc) and P = 3: 2 + 2 now, 3 when taken
         assert_eq!(cost.cycles + cost.taken_extra, 1 + 3 + 3);
+    }
+
+    fn store(addr: u64, data: u8, base: u8, index: Option<u8>) -> Insn {
+        let address_regs = (1 << base) | index.map_or(0, |i| 1 << i);
+        Insn {
+            reads: (1 << data) | address_regs,
+            address_regs,
+            register_offset: index.is_some(),
+            ..Insn::simple(addr, 2, InsnClass::Store)
+        }
+    }
+
+    #[test]
+    fn register_offset_store_holds_the_pipeline() {
+        // 3.3.2: "STR Rx,[Ry,#imm] is always one cycle"; "other instructions
+        // cannot be pipelined after STR with register offset": 2
+        let imm = [store(0, 0, 1, None), store(2, 0, 1, None)];
+        assert_eq!(price_block(&m4(), &imm, 0).cycles, 1 + 1);
+        let reg = [store(0, 0, 1, Some(2)), store(2, 0, 1, Some(2))];
+        assert_eq!(price_block(&m4(), &reg, 0).cycles, 2 + 2);
+    }
+
+    #[test]
+    fn register_offset_store_pipelines_after_a_load() {
+        // 3.3.2: "LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three cycles total"
+        let mut ldr = load(0, 0, 1);
+        ldr.address_regs |= 1 << 2;
+        ldr.register_offset = true;
+        let insns = [ldr, store(2, 1, 3, Some(2))];
+        assert_eq!(price_block(&m4(), &insns, 0).cycles, 3);
+    }
+
+    #[test]
+    fn store_then_load_has_no_extra_cycle() {
+        // the write buffer takes the store; the load is not pipelined (only
+        // a load pipelines what follows it): 1 + 2
+        let insns = [store(0, 0, 1, None), load(2, 2, 1)];
+        assert_eq!(price_block(&m4(), &insns, 0).cycles, 1 + 2);
+    }
+
+    #[test]
+    fn older_target_files_price_no_new_rules() {
+        // the new fields default to 0 / none: M0 and RISC-V are unchanged
+        let m0 = crate::target::builtin("cortex-m0").unwrap();
+        let reg = [store(0, 0, 1, Some(2))];
+        assert_eq!(price_block(&m0, &reg, 0).cycles, 2);
+        assert_eq!(m0.cost(InsnClass::Store).register_offset, 0);
+        assert_eq!(m0.cost(InsnClass::Load).literal_contention, 0);
+    }
+
+    fn literal_load(addr: u64, dest: u8, literal: u64) -> Insn {
+        Insn {
+            literal: Some(literal),
+            ..load(addr, dest, 15)
+        }
+    }
+
+    #[test]
+    fn literal_load_contends_with_fetch_in_the_same_region() {
+        // 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention
+        // with the fetch unit": + 1 when the literal is in the code's region
+        let t = m4();
+        let flash_literal = [literal_load(0x100, 0, 0x200)];
+        assert_eq!(price_block(&t, &flash_literal, 0).cycles, 2 + 1);
+        let ram_literal = [literal_load(0x100, 0, 0x2000_0000)];
+        assert_eq!(price_block(&t, &ram_literal, 0).cycles, 2);
+        // pipelined literal loads still contend: 3 + (1 + 1)
+        let two = [literal_load(0x100, 0, 0x200), literal_load(0x102, 1, 0x204)];
+        assert_eq!(price_block(&t, &two, 0).cycles, 3 + 2);
+    }
+
+    #[test]
+    fn it_folds_onto_a_preceding_16_bit_instruction() {
+        let t = m4();
+        let it = Insn::simple(0x102, 2, InsnClass::It);
+        let narrow = [Insn::simple(0x100, 2, InsnClass::Alu), it.clone()];
+        assert_eq!(price_block(&t, &narrow, 0).cycles, 1);
+        let wide = [
+            Insn::simple(0x0fe, 4, InsnClass::Alu),
+            Insn {
+                addr: 0x102,
+                ..it.clone()
+            },
+        ];
+        assert_eq!(price_block(&t, &wide, 0).cycles, 1 + 1);
+        // first in its block: nothing to fold onto
+        assert_eq!(price_block(&t, &[it], 0).cycles, 1);
+    }
+
+    #[test]
+    fn writeback_load_pipelines_unless_the_next_address_uses_its_base() {
+        // LDR r4,[r7],#4 writes r4 and r7
+        let wb = |addr, dest: u8, base: u8| Insn {
+            writes: (1 << dest) | (1 << base),
+            ..load(addr, dest, base)
+        };
+        let other_base = [wb(0, 4, 7), wb(4, 5, 1)];
+        assert_eq!(price_block(&m4(), &other_base, 0).cycles, 2 + 1);
+        let same_base = [wb(0, 4, 7), wb(4, 5, 7)];
+        assert_eq!(price_block(&m4(), &same_base, 0).cycles, 2 + 2);
     }
 
     fn div_site() -> DynamicSite {

@@ -158,6 +158,9 @@ impl Decoder {
         let mut reads: RegMask = 0;
         let mut writes: RegMask = 0;
         let mut address_regs: RegMask = 0;
+        let mut base_reg: RegMask = 0;
+        let mut register_offset = false;
+        let mut literal = None;
         let mut reg_list: Vec<u8> = Vec::new();
         let mut first_reg = true;
         let mut operand_regs: Vec<u8> = Vec::new();
@@ -185,6 +188,13 @@ impl Decoder {
                     let index = self.mask(m.index());
                     address_regs |= base | index;
                     reads |= base | index;
+                    base_reg = base;
+                    register_offset = index != 0;
+                    if base == 1 << ARM_PC {
+                        // LDR Rt, [PC, #imm]: Align(PC, 4) + imm, PC = address + 4
+                        let pc = (raw.address() + 4) & !3;
+                        literal = Some(pc.wrapping_add_signed(i64::from(m.disp())));
+                    }
                 }
                 _ => {}
             }
@@ -247,13 +257,25 @@ impl Decoder {
                 // LDR PC: a load and a pipeline reload (3.3.2)
                 InsnClass::PopPc
             } else {
-                pipelinable = !arm.writeback();
+                // 3.3.2: "if the next instruction is an LDR or STR, and the
+                // destination of the first LDR is not used to compute the
+                // address for the next instruction" - writeback does not stop
+                // pipelining; a written-back base counts as a destination
+                // (the cycle model's dependency check sees it in `writes`).
+                pipelinable = true;
+                if arm.writeback() {
+                    writes |= base_reg;
+                }
                 InsnClass::Load
             }
         } else if is_store(id) {
-            // "nothing can be pipelined after the store"; only a load pipelines
-            // into it, which the cycle model checks on the preceding load.
-            pipelinable = !arm.writeback();
+            // "STR can only be pipelined when it follows an LDR, but nothing
+            // can be pipelined after the store" (3.3.2): the cycle model
+            // pipelines only after a Load, so a store is never a first.
+            pipelinable = true;
+            if arm.writeback() {
+                writes |= base_reg;
+            }
             InsnClass::Store
         } else if is(ARM_INS_MUL) {
             InsnClass::Mul
@@ -305,6 +327,8 @@ impl Decoder {
             writes,
             address_regs,
             pipelinable,
+            register_offset: register_offset && matches!(class, InsnClass::Load | InsnClass::Store),
+            literal: literal.filter(|_| class == InsnClass::Load),
             dynamic,
         })
     }
@@ -446,6 +470,8 @@ impl Decoder {
             writes,
             address_regs,
             pipelinable,
+            register_offset: false,
+            literal: None,
             dynamic,
         })
     }
@@ -664,6 +690,29 @@ mod tests {
         assert_eq!(insns[1].class, InsnClass::MulLong);
         assert_eq!(insns[1].dynamic.map(|d| (d.a, d.b)), Some((2, 3)));
         assert_eq!(insns[2].class, InsnClass::Mul);
+    }
+
+    #[test]
+    fn thumb_addressing_details() {
+        let code = [
+            0x02, 0x48, // ldr r0, [pc, #8]
+            0x88, 0x50, // str r0, [r1, r2]
+            0x57, 0xf8, 0x04, 0x4b, // ldr r4, [r7], #4
+        ];
+        let insns = arm(&code);
+        // Align(0x1000 + 4, 4) + 8
+        assert_eq!(insns[0].literal, Some(0x100c));
+        assert!(!insns[0].register_offset);
+        assert_eq!(insns[1].class, InsnClass::Store);
+        assert!(insns[1].register_offset);
+        assert_eq!(insns[1].literal, None);
+        assert_eq!(insns[2].class, InsnClass::Load);
+        assert!(insns[2].pipelinable, "writeback does not stop pipelining");
+        assert_eq!(
+            insns[2].writes,
+            (1 << 4) | (1 << 7),
+            "the base is written back"
+        );
     }
 
     #[test]

@@ -275,6 +275,19 @@ pub struct ClassCost {
     /// by the directly preceding data-processing instruction (Cortex-M3/M4:
     /// "there is no forwarding path for this scenario").
     pub address_dependency: u32,
+    /// Extra cycles of a store whose address has a register offset
+    /// (`STR Rt, [Rn, Rm]`) unless it pipelines after a load (Cortex-M3/M4
+    /// 3.3.2: "other instructions cannot be pipelined after STR with
+    /// register offset"). 0 when the file does not say.
+    pub register_offset: u32,
+    /// Extra cycles of a PC-relative load (`LDR Rt, [PC, #imm]`) whose
+    /// literal lies in the memory region the code is fetched from
+    /// (Cortex-M3/M4 3.3.2: "might add a cycle because of contention with
+    /// the fetch unit"). 0 when the file does not say.
+    pub literal_contention: u32,
+    /// Cost of an IT instruction directly after a 16-bit instruction of the
+    /// same block (IT folding); `None` when the core does not fold.
+    pub folded: Option<u32>,
     /// Upper bound of a data-dependent cost, with the rule that computes it.
     pub dynamic: Option<(DynamicCost, u32)>,
     /// The vendor document and table the numbers come from.
@@ -405,6 +418,12 @@ struct ClassCostFile {
     load_use: u32,
     #[serde(default)]
     address_dependency: u32,
+    #[serde(default)]
+    register_offset: u32,
+    #[serde(default)]
+    literal_contention: u32,
+    #[serde(default)]
+    folded: Option<u32>,
     #[serde(default)]
     dynamic: Option<DynamicCost>,
     #[serde(default)]
@@ -554,6 +573,9 @@ impl Target {
                     pipelined: c.pipelined,
                     load_use: c.load_use,
                     address_dependency: c.address_dependency,
+                    register_offset: c.register_offset,
+                    literal_contention: c.literal_contention,
+                    folded: c.folded,
                     dynamic,
                     cite: c.cite,
                 },
@@ -651,6 +673,9 @@ fn check_cost_range(c: &ClassCostFile, field: &str) -> Result<(), (String, Strin
         ("pipelined", c.pipelined),
         ("load_use", Some(c.load_use)),
         ("address_dependency", Some(c.address_dependency)),
+        ("register_offset", Some(c.register_offset)),
+        ("literal_contention", Some(c.literal_contention)),
+        ("folded", c.folded),
         ("max_cycles", c.max_cycles),
     ];
     for (name, value) in numbers {
