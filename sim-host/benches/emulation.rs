@@ -1,141 +1,274 @@
-//! Emulation speed (issue 4 benchmark): the same guest ELF, in one run, by
+//! Emulation speed, one harness and one table (issue 19; BENCHMARKS.md,
+//! "Emulation harness").
 //!
-//! 1. bare Unicorn: no counting, no interception (semihosting only);
-//! 2. sim-host: cycle counting with cached block prices and ARP
-//!    `record_all` streamed to a file;
-//! 3. a per-instruction code hook adding each instruction's cost (the
-//!    method Unicorn-based simulators commonly use);
+//!     python3 guest-shim/build.py
+//!     cargo bench -p sim-host --bench emulation
 //!
-//! and, for reference, the wall time of `qemu-system-arm -M mps2-an386
-//! -semihosting` on the same ELF (which counts nothing).
+//! Three guests of one target — `filter-bench` (memory-heavy), the
+//! `statemachine-bench` tokenizer (branch-dense) and `arpcalls-bench`
+//! (1,000,000 ARP enter/leave pairs) — each run by:
 //!
-//!     python3 guest-shim/build.py && cargo bench -p sim-host --bench emulation [-- REPEATS]
+//! - `bare unicorn`: the crate's own loader and engine set-up
+//!   (`machine::run` with `Counting::Off`): the regions mapped, the
+//!   segments written, one `emu_start`; no block, code or memory hook. The
+//!   guests print and exit through semihosting, so the only hook is the one
+//!   that serves it (the interrupt hook on ARM, a code hook on the
+//!   semihosting `ebreak` sites on RISC-V), which runs only at those calls.
+//!   ARP stubs are not intercepted: the guest executes their bodies;
+//! - `sim-host record_average` and `sim-host record_all`: cycle counting
+//!   with cached block prices, ARP intercepted, data.arp written to a
+//!   temporary folder;
+//! - `per-instruction hook`: a code hook on every instruction adding its
+//!   cost (`Counting::PerInstruction`, ARP record_average), the method
+//!   Unicorn-based simulators commonly use;
+//! - `qemu` and `qemu -icount shift=0`: the target's reference machine
+//!   (`[guest] qemu` of its target file: `qemu-system-arm -M mps2-an386` for
+//!   cortex-m4), wall time of the whole process (start-up included),
+//!   counting nothing. Skipped, with a message, when the target names no
+//!   machine or the program is not installed.
 //!
-//! The guest is `filter-bench` (the filter example with 40 images, about
-//! 108 million instructions, 32,160 kernel samples) on cortex-m4. Each
-//! variant runs REPEATS times (default 5); the best and median host times
-//! are printed, and MIPS = guest instructions / best time.
+//! Rounds are interleaved (every guest and variant once per round, then the
+//! next round) and the median of the rounds is reported. MIPS is the guest
+//! instruction count of the sim-host run (the work of the program; bare
+//! Unicorn and qemu also execute the ARP stub bodies) divided by the median
+//! host time. Environment: `EMULATION_ROUNDS` (default 3),
+//! `EMULATION_TARGET` (default cortex-m4), `EMULATION_GUESTS` (a
+//! comma-separated subset of the guest names), `EMULATION_VARIANTS` (a
+//! comma-separated subset of the variant names above, e.g.
+//! `bare unicorn,sim-host record_all`).
 
+use arpsim::types::Mode;
 use sim_host::arp_host::ArpOptions;
 use sim_host::elf::GuestImage;
 use sim_host::machine::{self, Counting, RunOptions, Stop};
-use sim_host::target;
-use std::path::Path;
+use sim_host::target::{self, Target};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+const GUESTS: [(&str, &str); 3] = [
+    ("filter-bench", "memory-heavy"),
+    ("statemachine-bench", "branch-dense"),
+    ("arpcalls-bench", "ARP-call-dense"),
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Bare,
+    Average,
+    All,
+    PerInstruction,
+    Qemu,
+    QemuIcount,
+}
+
+const VARIANTS: [(Variant, &str); 6] = [
+    (Variant::Bare, "bare unicorn"),
+    (Variant::Average, "sim-host record_average"),
+    (Variant::All, "sim-host record_all"),
+    (Variant::PerInstruction, "per-instruction hook"),
+    (Variant::Qemu, "qemu"),
+    (Variant::QemuIcount, "qemu -icount shift=0"),
+];
+
+fn env_list(name: &str) -> Option<Vec<String>> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect())
+}
+
+/// One run of `variant` on `elf`: host time and, for sim-host, the guest
+/// instructions counted.
+fn run_once(
+    variant: Variant,
+    elf: &Path,
+    image: &GuestImage,
+    target: &Target,
+    dir: &Path,
+) -> (Duration, Option<u64>) {
+    let (counting, mode) = match variant {
+        Variant::Bare => (Counting::Off, Mode::RecordAverage),
+        Variant::Average => (Counting::Blocks, Mode::RecordAverage),
+        Variant::All => (Counting::Blocks, Mode::RecordAll),
+        Variant::PerInstruction => (Counting::PerInstruction, Mode::RecordAverage),
+        Variant::Qemu | Variant::QemuIcount => {
+            let q = target.guest.qemu.as_ref().expect("checked before");
+            let mut cmd = Command::new(&q.program);
+            cmd.args(["-M", &q.machine, "-display", "none"])
+                .args(["-serial", "none", "-monitor", "none"])
+                .args(["-chardev", "file,id=semi,path=/dev/null"])
+                .args([
+                    "-semihosting-config",
+                    "enable=on,target=native,chardev=semi",
+                ]);
+            if let Some(cpu) = &q.cpu {
+                cmd.args(["-cpu", cpu]);
+            }
+            if variant == Variant::QemuIcount {
+                cmd.args(["-icount", "shift=0"]);
+            }
+            cmd.arg("-kernel").arg(elf);
+            let start = Instant::now();
+            let out = cmd.output().expect("qemu starts");
+            let elapsed = start.elapsed();
+            assert!(
+                out.status.success(),
+                "{} on {}: {}",
+                q.program,
+                elf.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return (elapsed, None);
+        }
+    };
+    let options = RunOptions {
+        counting,
+        arp: ArpOptions {
+            file: Some(dir.join("data.arp")),
+            mode: Some(mode),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let start = Instant::now();
+    let outcome = machine::run(image.clone(), target.clone(), options).unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(outcome.stop, Stop::Exit(0), "{}", elf.display());
+    (
+        elapsed,
+        (counting == Counting::Blocks).then_some(outcome.instructions),
+    )
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
 fn main() {
-    let repeats: usize = std::env::args()
+    // `-- N` (the earlier harness's argument) or EMULATION_ROUNDS
+    let rounds: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
+        .or_else(|| {
+            std::env::var("EMULATION_ROUNDS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+        })
+        .unwrap_or(3)
+        .max(1);
+    let target_name = std::env::var("EMULATION_TARGET").unwrap_or_else(|_| "cortex-m4".into());
+    let t = target::builtin(&target_name).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let elf = root.join("target/guests/cortex-m4/filter-bench.elf");
-    assert!(
-        elf.exists(),
-        "{} missing: run `python3 guest-shim/build.py` first",
-        elf.display()
-    );
-    let t = target::builtin("cortex-m4").unwrap();
-    let image = GuestImage::load(&elf, &t).unwrap();
+    let guests_dir = root.join("target/guests").join(&target_name);
+    let wanted_guests = env_list("EMULATION_GUESTS");
+    let wanted_variants = env_list("EMULATION_VARIANTS");
+
+    let mut variants: Vec<(Variant, &str)> = VARIANTS
+        .into_iter()
+        .filter(|(_, name)| {
+            wanted_variants
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|n| n == name))
+        })
+        .collect();
+    let qemu_ok = match &t.guest.qemu {
+        None => {
+            println!("qemu skipped: target {target_name} names no qemu machine ([guest] qemu)");
+            false
+        }
+        Some(q) if Command::new(&q.program).arg("--version").output().is_err() => {
+            println!("qemu skipped: {} is not installed", q.program);
+            false
+        }
+        Some(_) => true,
+    };
+    if !qemu_ok {
+        variants.retain(|(v, _)| !matches!(v, Variant::Qemu | Variant::QemuIcount));
+    }
+
+    let mut guests: Vec<(&str, &str, PathBuf, GuestImage)> = Vec::new();
+    for (name, kind) in GUESTS {
+        if wanted_guests
+            .as_ref()
+            .is_some_and(|w| !w.iter().any(|n| n == name))
+        {
+            continue;
+        }
+        let elf = guests_dir.join(format!("{name}.elf"));
+        if !elf.exists() {
+            println!(
+                "{name} skipped: {} missing (run `python3 guest-shim/build.py`)",
+                elf.display()
+            );
+            continue;
+        }
+        let image = GuestImage::load(&elf, &t).unwrap();
+        guests.push((name, kind, elf, image));
+    }
     let dir = std::env::temp_dir().join(format!("emulation-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    let mut instructions = 0;
-    let mut rows = Vec::new();
-    for (name, counting) in [
-        ("bare unicorn (no hooks)", Counting::Off),
-        ("sim-host: block prices + record_all", Counting::Blocks),
-        ("per-instruction code hook", Counting::PerInstruction),
-    ] {
-        let mut times = Vec::new();
-        let mut cycles = 0;
-        for _ in 0..repeats {
-            let options = RunOptions {
-                counting,
-                arp: ArpOptions {
-                    file: Some(dir.join("data.arp")),
-                    mode: Some(arpsim::types::Mode::RecordAll),
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            let start = Instant::now();
-            let outcome = machine::run(image.clone(), t.clone(), options).unwrap();
-            times.push(start.elapsed());
-            assert_eq!(outcome.stop, Stop::Exit(0), "{name}");
-            if counting == Counting::Blocks {
-                instructions = outcome.instructions;
+    // times[guest][variant][round], instructions[guest]
+    let mut times = vec![vec![Vec::new(); variants.len()]; guests.len()];
+    let mut instructions = vec![None; guests.len()];
+    let load_before = load_average();
+    let started = Instant::now();
+    for round in 0..rounds {
+        for (g, (_, _, elf, image)) in guests.iter().enumerate() {
+            for (v, (variant, _)) in variants.iter().enumerate() {
+                let (time, count) = run_once(*variant, elf, image, &t, &dir);
+                times[g][v].push(time);
+                if let Some(count) = count {
+                    instructions[g] = Some(count);
+                }
             }
-            cycles = outcome.cycles;
         }
-        times.sort();
-        rows.push((name, times[0], times[times.len() / 2], cycles));
-    }
-
-    let qemu = Command::new("qemu-system-arm")
-        .arg("--version")
-        .output()
-        .is_ok()
-        .then(|| {
-            let mut times: Vec<Duration> = (0..repeats)
-                .map(|_| {
-                    let start = Instant::now();
-                    let out = Command::new("qemu-system-arm")
-                        .args(["-M", "mps2-an386", "-cpu", "cortex-m4", "-display", "none"])
-                        .args(["-serial", "none", "-monitor", "none"])
-                        .args(["-chardev", "file,id=semi,path=/dev/null"])
-                        .args([
-                            "-semihosting-config",
-                            "enable=on,target=native,chardev=semi",
-                        ])
-                        .arg("-kernel")
-                        .arg(&elf)
-                        .output()
-                        .unwrap();
-                    assert!(out.status.success());
-                    start.elapsed()
-                })
-                .collect();
-            times.sort();
-            (times[0], times[times.len() / 2])
-        });
-
-    println!(
-        "guest: {} ({} instructions), {} repeats",
-        elf.display(),
-        instructions,
-        repeats
-    );
-    println!(
-        "{:<40} {:>10} {:>10} {:>8} {:>14}",
-        "variant", "best s", "median s", "MIPS", "cycles"
-    );
-    for (name, best, median, cycles) in &rows {
-        println!(
-            "{:<40} {:>10.3} {:>10.3} {:>8.1} {:>14}",
-            name,
-            best.as_secs_f64(),
-            median.as_secs_f64(),
-            instructions as f64 / best.as_secs_f64() / 1e6,
-            cycles
-        );
-    }
-    let bare = rows[0].1.as_secs_f64();
-    let ours = rows[1].1.as_secs_f64();
-    let per_insn = rows[2].1.as_secs_f64();
-    println!(
-        "sim-host speed: {:.2} x bare unicorn (target >= 0.5), {:.2} x per-instruction hook (target >= 4)",
-        bare / ours,
-        per_insn / ours
-    );
-    if let Some((best, median)) = qemu {
-        println!(
-            "{:<40} {:>10.3} {:>10.3}   (wall time, counts nothing)",
-            "qemu-system-arm -M mps2-an386",
-            best.as_secs_f64(),
-            median.as_secs_f64()
+        eprintln!(
+            "round {}/{rounds} done ({:.0} s)",
+            round + 1,
+            started.elapsed().as_secs_f64()
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+
+    println!(
+        "target {target_name}; median of {rounds} interleaved rounds; load average {load_before} before, {} after",
+        load_average()
+    );
+    println!("| guest | variant | median s | MIPS | x qemu | x qemu -icount | x bare unicorn |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    let index = |want: Variant| variants.iter().position(|(v, _)| *v == want);
+    for (g, (name, kind, _, _)) in guests.iter().enumerate() {
+        let medians: Vec<f64> = times[g]
+            .iter_mut()
+            .map(|t| median(t).as_secs_f64())
+            .collect();
+        let ratio = |v: usize, base: Option<usize>| {
+            base.map_or("—".to_owned(), |b| {
+                format!("{:.2}", medians[b] / medians[v])
+            })
+        };
+        for (v, (_, vname)) in variants.iter().enumerate() {
+            let mips = instructions[g].map_or("—".to_owned(), |n| {
+                format!("{:.0}", n as f64 / medians[v] / 1e6)
+            });
+            println!(
+                "| {name} ({kind}) | {vname} | {:.3} | {mips} | {} | {} | {} |",
+                medians[v],
+                ratio(v, index(Variant::Qemu)),
+                ratio(v, index(Variant::QemuIcount)),
+                ratio(v, index(Variant::Bare)),
+            );
+        }
+        if let Some(n) = instructions[g] {
+            println!("|  | ({n} guest instructions) | | | | | |");
+        }
+    }
 }

@@ -560,6 +560,148 @@ fn prot(region: &crate::target::Region) -> Prot {
     p
 }
 
+/// Maps the target's regions and sets up how Unicorn fills its TLB, so
+/// that ordinary data stores to RAM take QEMU's fast path (issue 19;
+/// BENCHMARKS.md, "The store path").
+///
+/// Why stores were slow: the bundled QEMU stubs out dirty-memory tracking
+/// (`cpu_physical_memory_is_clean` always answers "clean"), so every TLB
+/// entry of a writable RAM page is filled with `TLB_NOTDIRTY` and every
+/// store to it goes through `store_helper` → `notdirty_write` (two
+/// `address_space_translate` region lookups, `tb_invalidate_phys_page_fast`).
+/// `notdirty_write` clears the flag only when the entry is not executable
+/// (`addr_code == -1`) and no memory hook covers the address. With the CPU's
+/// own TLB fill every RAM page is executable (the ARMv7-M default memory map
+/// and RISC-V M-mode allow execution everywhere), so the flag was never
+/// cleared.
+///
+/// The fix keeps the regions' permissions and replaces the TLB fill
+/// (`TlbType::VIRTUAL` and a fill hook, identity-mapped): a data access to
+/// a writable page that has never been fetched from gets a read/write
+/// entry without execute, so after its first store the page's stores are
+/// fast. The first instruction fetch from a writable page marks it as code
+/// for the rest of the run and flushes the TLB; from then on every entry of
+/// that page is executable, so stores to it always take the slow path that
+/// invalidates translated code (self-modifying code stays correct,
+/// `tests/tests/smc.rs`). Unicorn still checks the regions' permissions on
+/// every fill, so faults are unchanged. A memory hook covering an address
+/// keeps its stores slow: [`fault_hook_ranges`] leaves writable RAM out of
+/// the fault hook.
+fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), MachineError> {
+    for region in &target.regions {
+        uc(
+            &format!("map region {}", region.name),
+            emu.mem_map(region.start, region.size, prot(region)),
+        )?;
+    }
+    let writable: Vec<(u64, u64)> = target
+        .regions
+        .iter()
+        .filter(|r| r.access.write)
+        .map(|r| (r.start, r.end()))
+        .collect();
+    // target pages (1 KiB on ARM, 4 KiB on RISC-V) of writable regions that
+    // have held code
+    let mut code_pages = rustc_hash::FxHashSet::<u64>::default();
+    uc(
+        "TLB mode",
+        emu.ctl_set_tlb_type(unicorn_engine::TlbType::VIRTUAL),
+    )?;
+    uc(
+        "TLB fill hook",
+        emu.add_tlb_hook(1, 0, move |uc: &mut Uc<'_>, page, kind| {
+            let in_writable = writable.iter().any(|&(s, e)| (s..e).contains(&page));
+            let executable = if kind == MemType::FETCH {
+                if in_writable && code_pages.insert(page) {
+                    // entries filled while the page held only data must go
+                    let _ = uc.ctl_flush_tlb();
+                }
+                true
+            } else {
+                !in_writable || code_pages.contains(&page)
+            };
+            Some(unicorn_engine::TlbEntry {
+                paddr: page,
+                perms: if executable {
+                    Prot::ALL
+                } else {
+                    Prot::READ | Prot::WRITE
+                },
+            })
+        }),
+    )?;
+    Ok(())
+}
+
+/// The address ranges (inclusive) the memory fault hook covers: everything
+/// but the writable regions, whose stores a covering hook would keep on
+/// the slow path (see [`map_memory`]). Writable regions are RAM, mapped
+/// whole, so an access there faults only on a thread's guard page, which
+/// gets a hook of its own ([`add_fault_hook`] in `allocate_stack`).
+fn fault_hook_ranges(target: &Target) -> Vec<(u64, u64)> {
+    let mut holes: Vec<(u64, u64)> = target
+        .regions
+        .iter()
+        .filter(|r| r.access.write)
+        .map(|r| (r.start, r.end()))
+        .collect();
+    holes.sort_unstable();
+    let mut ranges = Vec::new();
+    let mut next = 0u64;
+    for (start, end) in holes {
+        if start > next {
+            ranges.push((next, start - 1));
+        }
+        next = next.max(end);
+    }
+    ranges.push((next, u64::MAX));
+    ranges
+}
+
+/// Records an invalid access (unmapped, or against a region's permissions)
+/// in `first..=last` for the fault report.
+fn add_fault_hook(uc: &mut Uc<'_>, first: u64, last: u64) -> Result<(), uc_error> {
+    uc.add_mem_hook(
+        HookType::MEM_INVALID,
+        first,
+        last,
+        |uc: &mut Uc<'_>, kind, addr, size, _| {
+            let pc = uc.pc_read().unwrap_or(0);
+            uc.get_data_mut().bad_access = Some((kind, addr, size, pc));
+            false
+        },
+    )
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::fault_hook_ranges;
+    use crate::target;
+
+    #[test]
+    fn the_fault_hook_covers_everything_but_writable_regions() {
+        for name in target::builtin_names() {
+            let t = target::builtin(&name).unwrap();
+            let ranges = fault_hook_ranges(&t);
+            let covered = |a: u64| ranges.iter().any(|&(s, e)| (s..=e).contains(&a));
+            for r in &t.regions {
+                let probes = [r.start, r.start + r.size / 2, r.end() - 1];
+                for a in probes {
+                    assert_eq!(covered(a), !r.access.write, "{name} {} {a:#x}", r.name);
+                }
+                assert!(
+                    r.start == 0 || covered(r.start - 1),
+                    "{name} below {}",
+                    r.name
+                );
+                assert!(covered(r.end()), "{name} above {}", r.name);
+            }
+            assert!(covered(u64::MAX), "{name}");
+        }
+    }
+}
+
 /// Addresses of the `ebreak` of RISC-V semihosting sequences
 /// (`slli x0,x0,0x1f; ebreak; srai x0,x0,7`) in executable segments.
 fn riscv_semihosting_sites(image: &GuestImage) -> Vec<u64> {
@@ -1069,6 +1211,7 @@ fn allocate_stack(uc: &mut Uc<'_>) -> Option<u64> {
         return None;
     }
     uc.mem_protect(guard, PAGE, Prot::NONE).ok()?;
+    add_fault_hook(uc, guard, guard + PAGE - 1).ok()?;
     let st = uc.get_data_mut();
     st.next_stack_top = guard;
     st.guards.push((guard, id));
@@ -1351,12 +1494,7 @@ fn run_once(
     )?;
     // The CPU model must be set before anything initialises the engine.
     uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(&target)?))?;
-    for region in &target.regions {
-        uc(
-            &format!("map region {}", region.name),
-            emu.mem_map(region.start, region.size, prot(region)),
-        )?;
-    }
+    map_memory(&mut emu, &target)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
@@ -1563,19 +1701,9 @@ fn run_once(
     }
 
     if counting != Counting::Off {
-        uc(
-            "memory fault hook",
-            emu.add_mem_hook(
-                HookType::MEM_INVALID,
-                1,
-                0,
-                |uc: &mut Uc<'_>, kind, addr, size, _| {
-                    let pc = uc.pc_read().unwrap_or(0);
-                    uc.get_data_mut().bad_access = Some((kind, addr, size, pc));
-                    false
-                },
-            ),
-        )?;
+        for (first, last) in fault_hook_ranges(&target) {
+            uc("memory fault hook", add_fault_hook(&mut emu, first, last))?;
+        }
     }
 
     let (sp, entry) = reset_state(&image, &target);
