@@ -8,9 +8,11 @@
 //!   counting instructions would disable block chaining;
 //! - a block is decoded and priced once; afterwards its hook does a cache
 //!   lookup and a few additions;
-//! - the bodies of intercepted functions never execute and cost nothing: a
-//!   code hook on their first instruction returns to the caller, and their
-//!   block is priced at zero;
+//! - the bodies of intercepted functions never execute and cost nothing:
+//!   their block is priced at zero, and either the block hook intercepts an
+//!   ARP stub whose first instruction was made a return ([`return_at_once`])
+//!   or a code hook on the first instruction returns by writing PC;
+//! - no memory hook covers writable RAM on the hot path ([`map_memory`]);
 //! - the run always ends with a [`Stop`] reason and the counters so far,
 //!   whatever the guest does.
 
@@ -280,12 +282,16 @@ struct Price {
     intercept: u8,
 }
 
-const SLOTS: usize = 1 << 16;
+/// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot
+/// blocks of a microcontroller program.
+const SLOTS: usize = 1 << 14;
 const TRAIL: usize = 16;
 
 /// Direct-mapped cache in front of a map of all priced blocks.
 struct BlockCache {
-    slots: Box<[(u32, u32)]>,
+    /// (address + 1, its price): the price itself, one dependent load less
+    /// on the per-block path than an index into `prices`.
+    slots: Box<[(u32, Price)]>,
     prices: Vec<Price>,
     index: rustc_hash::FxHashMap<u32, u32>,
 }
@@ -293,7 +299,7 @@ struct BlockCache {
 impl BlockCache {
     fn new() -> BlockCache {
         BlockCache {
-            slots: vec![(0, 0); SLOTS].into_boxed_slice(),
+            slots: vec![(0, Price::default()); SLOTS].into_boxed_slice(),
             prices: Vec::new(),
             index: rustc_hash::FxHashMap::default(),
         }
@@ -302,13 +308,13 @@ impl BlockCache {
     #[inline(always)]
     fn get(&mut self, addr: u32) -> Option<Price> {
         let slot = (addr as usize >> 1) & (SLOTS - 1);
-        let (tag, i) = self.slots[slot];
+        let (tag, price) = self.slots[slot];
         if tag == addr.wrapping_add(1) {
-            return Some(self.prices[i as usize]);
+            return Some(price);
         }
-        let i = *self.index.get(&addr)?;
-        self.slots[slot] = (addr.wrapping_add(1), i);
-        Some(self.prices[i as usize])
+        let price = self.prices[*self.index.get(&addr)? as usize];
+        self.slots[slot] = (addr.wrapping_add(1), price);
+        Some(price)
     }
 
     /// Forgets the prices of blocks with code in `start..end` (the
@@ -319,14 +325,14 @@ impl BlockCache {
             let block_end = u64::from(prices[i as usize].fallthrough).max(u64::from(addr) + 1);
             block_end <= start || u64::from(addr) >= end
         });
-        self.slots.fill((0, 0));
+        self.slots.fill((0, Price::default()));
     }
 
     fn insert(&mut self, addr: u32, price: Price) {
         let i = self.prices.len() as u32;
         self.prices.push(price);
         self.index.insert(addr, i);
-        self.slots[(addr as usize >> 1) & (SLOTS - 1)] = (addr.wrapping_add(1), i);
+        self.slots[(addr as usize >> 1) & (SLOTS - 1)] = (addr.wrapping_add(1), price);
     }
 }
 

@@ -114,3 +114,54 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
+
+/// What a recording run of a guest measured: the sample of each recorded
+/// trace (its innermost section id and value, in file order) and the
+/// run's total cycles and instructions.
+pub struct Recorded {
+    pub samples: Vec<(u16, u64)>,
+    pub cycles: u64,
+    pub instructions: u64,
+}
+
+/// Runs `example` of `guests_of` on the target `t` in the library (no
+/// process), recording in record_all mode; the guest must exit with 0.
+/// `cmdline` is what picolibc parses (the same for a guest's variants).
+pub fn record(
+    t: sim_host::target::Target,
+    guests_of: &str,
+    example: &str,
+    cmdline: &str,
+) -> Recorded {
+    use arpsim::query::{Dataset, TraceValue};
+    use sim_host::machine::{self, RunOptions, Stop};
+    let image = sim_host::elf::GuestImage::load(&guest(guests_of, example), &t).unwrap();
+    let dir = scratch(&format!("record-{guests_of}-{example}"));
+    let file = dir.join("data.arp");
+    let options = RunOptions {
+        cmdline: cmdline.into(),
+        arp: sim_host::arp_host::ArpOptions {
+            file: Some(file.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let outcome = machine::run(image, t, options).unwrap();
+    assert_eq!(outcome.stop, Stop::Exit(0));
+    let mut samples = Vec::new();
+    if file.exists() {
+        for trace in Dataset::load(&file).unwrap().traces() {
+            let Some(TraceValue::Sample(value)) = trace.value(0) else {
+                panic!("record_all data holds samples");
+            };
+            let sid = trace.stack_pos(trace.stack_length() - 1).unwrap();
+            samples.push((sid, value.as_f64() as u64));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Recorded {
+        samples,
+        cycles: outcome.cycles,
+        instructions: outcome.instructions,
+    }
+}

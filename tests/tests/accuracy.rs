@@ -6,11 +6,6 @@
 //! the -O2 disassembly, in the comments of accuracy.c. If gcc's output
 //! changes, re-derive there and here.
 
-use arpsim::query::{Dataset, TraceValue};
-use e2e_tests::{guest, scratch};
-use sim_host::arp_host::ArpOptions;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, RunOptions, Stop};
 use sim_host::target;
 use std::collections::BTreeMap;
 
@@ -20,36 +15,10 @@ const N: u64 = 64;
 /// Runs the accuracy guest on `target`: the sample of every section id.
 fn samples(target: &str) -> BTreeMap<u16, u64> {
     let t = target::builtin(target).unwrap();
-    let image = GuestImage::load(&guest(target, "accuracy"), &t).unwrap();
-    let dir = scratch(&format!("accuracy-{target}"));
-    let file = dir.join("data.arp");
-    let outcome = machine::run(
-        image,
-        t,
-        RunOptions {
-            cmdline: "accuracy".into(),
-            arp: ArpOptions {
-                file: Some(file.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(outcome.stop, Stop::Exit(0));
-    let data = Dataset::load(&file).unwrap();
     let mut out = BTreeMap::new();
-    for trace in data.traces() {
-        let Some(TraceValue::Sample(value)) = trace.value(0) else {
-            panic!("record_all data holds samples");
-        };
-        let sid = trace.stack_pos(trace.stack_length() - 1).unwrap();
-        assert!(
-            out.insert(sid, value.as_f64() as u64).is_none(),
-            "one sample per section"
-        );
+    for (sid, value) in e2e_tests::record(t, target, "accuracy", "accuracy").samples {
+        assert!(out.insert(sid, value).is_none(), "one sample per section");
     }
-    let _ = std::fs::remove_dir_all(&dir);
     out
 }
 

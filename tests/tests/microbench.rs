@@ -14,11 +14,6 @@
 //! Every number below comes from the target files' cycle tables, which
 //! cite the cores' manuals; the comments say which row.
 
-use arpsim::query::{Dataset, TraceValue};
-use e2e_tests::{guest, scratch};
-use sim_host::arp_host::ArpOptions;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, RunOptions, Stop};
 use sim_host::target;
 
 const ITER: u64 = 100;
@@ -30,40 +25,8 @@ fn run(target: &str, example: &str) -> (Vec<(u16, u64)>, u64, u64) {
 
 /// [`run`] with a cycle table of its own (`t`) for `target`'s guests.
 fn run_on(t: target::Target, target: &str, example: &str) -> (Vec<(u16, u64)>, u64, u64) {
-    let image = GuestImage::load(&guest(target, example), &t).unwrap();
-    let dir = scratch(&format!(
-        "mb-{target}-{example}-{}",
-        t.regions[0].wait_states
-    ));
-    let file = dir.join("data.arp");
-    let outcome = machine::run(
-        image,
-        t,
-        RunOptions {
-            // the same command line for both variants: picolibc parses it
-            cmdline: "microbench".into(),
-            arp: ArpOptions {
-                file: Some(file.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(outcome.stop, Stop::Exit(0));
-    let mut samples = Vec::new();
-    if file.exists() {
-        let data = Dataset::load(&file).unwrap();
-        for trace in data.traces() {
-            let Some(TraceValue::Sample(value)) = trace.value(0) else {
-                panic!("record_all data holds samples");
-            };
-            let value = value.as_f64() as u64;
-            samples.push((trace.stack_pos(trace.stack_length() - 1).unwrap(), value));
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    (samples, outcome.cycles, outcome.instructions)
+    let r = e2e_tests::record(t, target, example, "microbench");
+    (r.samples, r.cycles, r.instructions)
 }
 
 /// A counted loop: setup, ITER bodies each followed by the counter update
