@@ -1409,18 +1409,64 @@ fn run_once(
 ) -> Result<Option<RunOutcome>, MachineError> {
     let arch = target.arch;
     let decoder = Decoder::new(arch)?;
+    let dynamic = dynamic_sites(&image, &target, &decoder);
+    let state = new_state(&image, &target, options, decoder)?;
+    let mut emu = create_engine(state, &target, &image)?;
+    install_interception(&mut emu, &image, options)?;
+    let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
+    install_cycle_hooks(&mut emu, dynamic, options.counting)?;
+    install_observers(&mut emu, &options.observers)?;
+    install_exception_hooks(&mut emu, &image, &target, options.counting)?;
+
+    let (sp, entry) = reset_state(&image, &target);
+    let r = regs(arch);
+    let thumb = u64::from(arch == Arch::Arm);
+    uc("set SP", emu.reg_write(r.sp, sp))?;
+    uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
+    let mut debug = match (&options.debugger, options.interrupt.clone()) {
+        (Some(debugger), Some(interrupt)) => Some(DebugSession::new(
+            &emu,
+            Rc::clone(debugger),
+            debug_dynamic.as_deref().unwrap_or_default(),
+            interrupt,
+        )),
+        _ => None,
+    };
+    let started = Instant::now();
+    let (result, paused) = run_threads(&mut emu, options, &mut debug, started)?;
+    if emu.get_data().reset {
+        return Ok(None);
+    }
+    let host_time = started.elapsed().saturating_sub(paused);
+    if emu.get_data().stop.is_none() {
+        let stop = stop_of(&mut emu, result, &target);
+        emu.get_data_mut().stop = Some(stop);
+    }
+    if let (Some(session), Some(stop)) = (&debug, emu.get_data().stop.clone()) {
+        session.ended(&stop);
+    }
+    Ok(Some(outcome(&mut emu, &image, host_time)))
+}
+
+/// The state the hooks share, for a run from the first instruction.
+fn new_state(
+    image: &Rc<GuestImage>,
+    target: &Rc<Target>,
+    options: &RunOptions,
+    decoder: Decoder,
+) -> Result<State, MachineError> {
     let heap = [
         image.symbol("__heap_start").unwrap_or(0) as u32,
         image.symbol("__heap_end").unwrap_or(0) as u32,
         image.symbol("__stack").unwrap_or(0) as u32,
         image.symbol("__heap_end").unwrap_or(0) as u32,
     ];
-    let dynamic = dynamic_sites(&image, &target, &decoder);
     let interrupt = options.interrupt.clone();
-    let state = State {
+    let arch = target.arch;
+    Ok(State {
         arch,
-        target: Rc::clone(&target),
-        image: Rc::clone(&image),
+        target: Rc::clone(target),
+        image: Rc::clone(image),
         decoder,
         cache: BlockCache::new(),
         cycles: 0,
@@ -1470,7 +1516,7 @@ fn run_once(
         contexts: Vec::new(),
         // The heap ends where the main stack's reserve begins (picolibc's
         // script only PROVIDEs __heap_end, so compute it); it starts after .bss.
-        next_stack_top: heap_end(&image) & !(PAGE - 1),
+        next_stack_top: heap_end(image) & !(PAGE - 1),
         stack_floor: image
             .symbol("__heap_start")
             .or_else(|| image.symbol("__bss_end"))
@@ -1487,7 +1533,16 @@ fn run_once(
         reset: false,
         debug_resume: None,
         debug_limit: 0,
-    };
+    })
+}
+
+/// The engine with the target's CPU model and memory, the guest loaded.
+fn create_engine(
+    state: State,
+    target: &Target,
+    image: &GuestImage,
+) -> Result<Uc<'static>, MachineError> {
+    let arch = target.arch;
     let (uc_arch, uc_mode) = match arch {
         // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
         // model is asked for. The M-profile comes from the CPU model.
@@ -1499,17 +1554,24 @@ fn run_once(
         Unicorn::new_with_data(uc_arch, uc_mode, state),
     )?;
     // The CPU model must be set before anything initialises the engine.
-    uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(&target)?))?;
-    map_memory(&mut emu, &target)?;
+    uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
+    map_memory(&mut emu, target)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
             emu.mem_write(seg.load_addr, &seg.data),
         )?;
     }
+    Ok(emu)
+}
 
-    // Intercepted entry points (ARP and simthread.h): priced at zero,
-    // returning at once.
+/// Intercepted entry points (ARP and simthread.h): priced at zero,
+/// returning at once.
+fn install_interception(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    options: &RunOptions,
+) -> Result<(), MachineError> {
     let counting = options.counting;
     if counting != Counting::Off {
         let fast = counting == Counting::Blocks
@@ -1518,20 +1580,27 @@ fn run_once(
         for (index, (name, entry)) in ENTRY_POINTS.iter().enumerate() {
             let entry = *entry;
             if fast {
-                return_at_once(&mut emu, &image, index)?;
+                return_at_once(emu, image, index)?;
             } else {
-                intercept_function(&mut emu, &image, name, move |uc| intercept(uc, entry, true))?;
+                intercept_function(emu, image, name, move |uc| intercept(uc, entry, true))?;
             }
         }
         for (name, call) in THREAD_CALLS {
             let call = *call;
-            intercept_function(&mut emu, &image, name, move |uc| {
-                intercept_thread_call(uc, call)
-            })?;
+            intercept_function(emu, image, name, move |uc| intercept_thread_call(uc, call))?;
         }
     }
+    Ok(())
+}
 
-    let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
+/// The hooks that count cycles: data-dependent instructions, and the
+/// block hook (or, to measure it against, a hook per instruction).
+fn install_cycle_hooks(
+    emu: &mut Uc<'static>,
+    dynamic: Vec<DynamicSite>,
+    counting: Counting,
+) -> Result<(), MachineError> {
+    let arch = emu.get_data().arch;
     for site in dynamic.into_iter().filter(|_| counting == Counting::Blocks) {
         let (a, b) = (
             arch_reg(arch, site.operands.a),
@@ -1578,55 +1647,59 @@ fn run_once(
     }
 
     if counting == Counting::Blocks {
-        uc(
-            "block hook",
-            emu.add_block_hook(1, 0, |uc: &mut Uc<'_>, addr, size| {
-                let price = match uc.get_data_mut().cache.get(addr as u32) {
-                    Some(p) => p,
-                    None => {
-                        let p = price_at(uc, addr, size);
-                        uc.get_data_mut().cache.insert(addr as u32, p);
-                        p
-                    }
-                };
-                let st = uc.get_data_mut();
-                // Stop *before* charging: a block whose hook stops the
-                // emulation does not execute now; Unicorn runs it again on
-                // the next emu_start, and it is charged then (charging it
-                // here too would count it twice at every thread switch).
-                if st.cycles >= st.limit && !at_slice_boundary(uc, addr) {
-                    return;
-                }
-                let st = uc.get_data_mut();
-                if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
-                    if signal != 0 {
-                        stop_with(uc, Stop::Interrupted(signal));
-                        return;
-                    }
-                }
-                if st.progress.as_ref().is_some_and(|p| p.wanted()) {
-                    st.publish_progress();
-                }
-                if st.prev_fallthrough != addr {
-                    st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
-                    st.record_branch(addr);
-                }
-                st.cycles += u64::from(price.cycles);
-                st.instructions += u64::from(price.instructions);
-                st.prev_fallthrough = u64::from(price.fallthrough);
-                st.prev_taken_extra = u32::from(price.taken_extra);
-                st.prev_last_insn = u64::from(price.last_insn);
-                if price.intercept != 0 {
-                    intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
-                }
-            }),
-        )?;
+        uc("block hook", emu.add_block_hook(1, 0, charge_block))?;
     }
+    Ok(())
+}
 
-    // Observers see every block after it is charged (a second block hook:
-    // hooks run in the order they were added), and memory accesses.
-    if !options.observers.is_empty() {
-        let observers = options.observers.clone();
+/// The block hook: charges the block's cached price (pricing it the first
+/// time), ends the slice at its limit, and intercepts ARP stubs.
+fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
+    let price = match uc.get_data_mut().cache.get(addr as u32) {
+        Some(p) => p,
+        None => {
+            let p = price_at(uc, addr, size);
+            uc.get_data_mut().cache.insert(addr as u32, p);
+            p
+        }
+    };
+    let st = uc.get_data_mut();
+    // Stop *before* charging: a block whose hook stops the
+    // emulation does not execute now; Unicorn runs it again on
+    // the next emu_start, and it is charged then (charging it
+    // here too would count it twice at every thread switch).
+    if st.cycles >= st.limit && !at_slice_boundary(uc, addr) {
+        return;
+    }
+    let st = uc.get_data_mut();
+    if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
+        if signal != 0 {
+            stop_with(uc, Stop::Interrupted(signal));
+            return;
+        }
+    }
+    if st.progress.as_ref().is_some_and(|p| p.wanted()) {
+        st.publish_progress();
+    }
+    if st.prev_fallthrough != addr {
+        st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
+        st.record_branch(addr);
+    }
+    st.cycles += u64::from(price.cycles);
+    st.instructions += u64::from(price.instructions);
+    st.prev_fallthrough = u64::from(price.fallthrough);
+    st.prev_taken_extra = u32::from(price.taken_extra);
+    st.prev_last_insn = u64::from(price.last_insn);
+    if price.intercept != 0 {
+        intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
+    }
+}
+
+/// Observers see every block after it is charged (a second block hook:
+/// hooks run in the order they were added), and memory accesses.
+fn install_observers(emu: &mut Uc<'static>, observers: &[Observer]) -> Result<(), MachineError> {
+    if !observers.is_empty() {
+        let all = observers.to_vec();
         uc(
             "observer block hook",
             emu.add_block_hook(1, 0, move |uc: &mut Uc<'_>, addr, _size| {
@@ -1635,13 +1708,12 @@ fn run_once(
                 let (before, after) = (st.observed_cycles, st.cycles);
                 st.observed_cycles = after;
                 let instructions = price.map_or(0, |p| p.instructions);
-                for o in &observers {
+                for o in &all {
                     o.borrow_mut().block(addr, instructions, before, after);
                 }
             }),
         )?;
-        let memory: Vec<Observer> = options
-            .observers
+        let memory: Vec<Observer> = observers
             .iter()
             .filter(|o| o.borrow().wants_memory())
             .cloned()
@@ -1665,8 +1737,17 @@ fn run_once(
             )?;
         }
     }
+    Ok(())
+}
 
-    match arch {
+/// Semihosting, exceptions and memory faults.
+fn install_exception_hooks(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    target: &Target,
+    counting: Counting,
+) -> Result<(), MachineError> {
+    match target.arch {
         Arch::Arm => {
             uc(
                 "interrupt hook",
@@ -1687,7 +1768,7 @@ fn run_once(
             )?;
         }
         Arch::Riscv => {
-            for site in riscv_semihosting_sites(&image) {
+            for site in riscv_semihosting_sites(image) {
                 uc(
                     "semihosting hook",
                     emu.add_code_hook(site, site, move |uc: &mut Uc<'_>, _, _| {
@@ -1707,29 +1788,25 @@ fn run_once(
     }
 
     if counting != Counting::Off {
-        for (first, last) in fault_hook_ranges(&target) {
-            uc("memory fault hook", add_fault_hook(&mut emu, first, last))?;
+        for (first, last) in fault_hook_ranges(target) {
+            uc("memory fault hook", add_fault_hook(emu, first, last))?;
         }
     }
+    Ok(())
+}
 
-    let (sp, entry) = reset_state(&image, &target);
-    let r = regs(arch);
-    let thumb = u64::from(arch == Arch::Arm);
-    uc("set SP", emu.reg_write(r.sp, sp))?;
-    uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
+/// The scheduler loop: runs the threads slice by slice until the guest
+/// stops; returns the last slice's result and the time the guest spent
+/// stopped for a debugger.
+fn run_threads(
+    emu: &mut Uc<'static>,
+    options: &RunOptions,
+    debug: &mut Option<DebugSession>,
+    started: Instant,
+) -> Result<(Result<(), uc_error>, Duration), MachineError> {
+    let arch = emu.get_data().arch;
     let thread_regs = thread_registers(arch);
-    let mut debug = match (&options.debugger, interrupt) {
-        (Some(debugger), Some(interrupt)) => Some(DebugSession::new(
-            &emu,
-            Rc::clone(debugger),
-            debug_dynamic.as_deref().unwrap_or_default(),
-            interrupt,
-        )),
-        _ => None,
-    };
     let mut paused = Duration::ZERO;
-
-    let started = Instant::now();
     let mut result: Result<(), uc_error> = Ok(());
     loop {
         let Some((next, slice_end)) = emu.get_data().sched.next() else {
@@ -1739,38 +1816,12 @@ fn run_once(
             } else {
                 format!("deadlock: {}", st.sched.describe_waits())
             };
-            let stop = fault(&mut emu, message, None);
+            let stop = fault(emu, message, None);
             emu.get_data_mut().stop = Some(stop);
             break;
         };
-        switch_thread(&mut emu, next, &thread_regs)?;
-        let (start, pending) = {
-            let t = emu.get_data_mut().sched.thread_mut(next);
-            (t.start.take(), t.pending_return.take())
-        };
-        if let Some(start) = start {
-            let exit = emu.get_data().thread_exit;
-            uc("start thread", emu.reg_write(r.sp, start.stack_top))?;
-            uc("start thread", emu.reg_write(r.ret_addr, exit | thumb))?;
-            uc(
-                "start thread",
-                emu.reg_write(r.args[0], u64::from(start.argument)),
-            )?;
-            uc("start thread", emu.reg_write(r.pc, start.function | thumb))?;
-        }
-        if let Some(value) = pending {
-            uc("return value", emu.reg_write(r.ret_value, u64::from(value)))?;
-        }
-        let (clock, waiting, core) = {
-            let st = emu.get_data_mut();
-            let t = st.sched.thread(next).clone();
-            st.cycles = t.clock;
-            st.prev_fallthrough = t.prev_fallthrough;
-            st.prev_taken_extra = t.prev_taken_extra;
-            st.limit = st.max_cycles.min(slice_end);
-            st.observed_cycles = t.clock;
-            (t.clock, t.waiting, t.core)
-        };
+        switch_thread(emu, next, &thread_regs)?;
+        let (clock, waiting, core) = begin_slice(emu, next, slice_end)?;
         for o in &options.observers {
             o.borrow_mut().thread(next, clock);
         }
@@ -1784,23 +1835,8 @@ fn run_once(
                 }
             },
         };
-        result = run_slice(&mut emu, &mut debug, timeout_us, &mut paused);
-        {
-            let st = emu.get_data_mut();
-            let cycles = st.cycles;
-            let (fallthrough, taken) = (st.prev_fallthrough, st.prev_taken_extra);
-            let t = st.sched.thread_mut(next);
-            t.clock = cycles;
-            // Saturating: in playback a kernel's leave sets the clock to its
-            // enter time plus the recorded cost, which may lie before this
-            // slice began when the slice started inside the kernel.
-            let busy = cycles
-                .saturating_sub(clock)
-                .saturating_sub(t.waiting - waiting);
-            t.prev_fallthrough = fallthrough;
-            t.prev_taken_extra = taken;
-            st.sched.add_busy(next, core, busy);
-        }
+        result = run_slice(emu, debug, timeout_us, &mut paused);
+        end_slice(emu, next, clock, waiting, core);
         if emu.get_data().stop.is_some() || result.is_err() || emu.get_data().reset {
             break;
         }
@@ -1811,63 +1847,123 @@ fn run_once(
             }
         }
     }
-    if emu.get_data().reset {
-        return Ok(None);
-    }
-    let host_time = started.elapsed().saturating_sub(paused);
+    Ok((result, paused))
+}
 
-    if emu.get_data().stop.is_none() {
-        let stop = match result {
-            Err(error) => {
-                let access = emu.get_data().bad_access;
-                let (kind, address) = match access {
-                    Some((kind, addr, size, pc)) => {
-                        let pc = faulting_instruction(&emu, pc, kind);
-                        let _ = emu.reg_write(r.pc, pc);
-                        (memory_fault_kind(kind, size), Some(addr))
-                    }
-                    None if error == uc_error::INSN_INVALID && !thumb_state(&emu) => (
-                        "a branch to an ARM-state address (bit 0 clear): a Thumb-only core \
+/// Starts a slice of thread `next`, ending at cycle `slice_end`: a new
+/// thread's entry registers, a pending return value, the thread's clock
+/// and cycle-model state. Returns its clock, waiting time and core.
+fn begin_slice(
+    emu: &mut Uc<'static>,
+    next: ThreadId,
+    slice_end: u64,
+) -> Result<(u64, u64, Option<usize>), MachineError> {
+    let arch = emu.get_data().arch;
+    let r = regs(arch);
+    let thumb = u64::from(arch == Arch::Arm);
+    let (start, pending) = {
+        let t = emu.get_data_mut().sched.thread_mut(next);
+        (t.start.take(), t.pending_return.take())
+    };
+    if let Some(start) = start {
+        let exit = emu.get_data().thread_exit;
+        uc("start thread", emu.reg_write(r.sp, start.stack_top))?;
+        uc("start thread", emu.reg_write(r.ret_addr, exit | thumb))?;
+        uc(
+            "start thread",
+            emu.reg_write(r.args[0], u64::from(start.argument)),
+        )?;
+        uc("start thread", emu.reg_write(r.pc, start.function | thumb))?;
+    }
+    if let Some(value) = pending {
+        uc("return value", emu.reg_write(r.ret_value, u64::from(value)))?;
+    }
+    let slice = {
+        let st = emu.get_data_mut();
+        let t = st.sched.thread(next).clone();
+        st.cycles = t.clock;
+        st.prev_fallthrough = t.prev_fallthrough;
+        st.prev_taken_extra = t.prev_taken_extra;
+        st.limit = st.max_cycles.min(slice_end);
+        st.observed_cycles = t.clock;
+        (t.clock, t.waiting, t.core)
+    };
+    Ok(slice)
+}
+
+/// Ends a slice of thread `next`: its clock, cycle-model state and busy
+/// time.
+fn end_slice(emu: &mut Uc<'static>, next: ThreadId, clock: u64, waiting: u64, core: Option<usize>) {
+    let st = emu.get_data_mut();
+    let cycles = st.cycles;
+    let (fallthrough, taken) = (st.prev_fallthrough, st.prev_taken_extra);
+    let t = st.sched.thread_mut(next);
+    t.clock = cycles;
+    // Saturating: in playback a kernel's leave sets the clock to its
+    // enter time plus the recorded cost, which may lie before this
+    // slice began when the slice started inside the kernel.
+    let busy = cycles
+        .saturating_sub(clock)
+        .saturating_sub(t.waiting - waiting);
+    t.prev_fallthrough = fallthrough;
+    t.prev_taken_extra = taken;
+    st.sched.add_busy(next, core, busy);
+}
+
+/// Why the run stopped when no hook said so: the emulator's error as a
+/// fault (the faulting instruction, stack overflows named), or an end
+/// without an exit.
+fn stop_of(emu: &mut Uc<'static>, result: Result<(), uc_error>, target: &Target) -> Stop {
+    let r = regs(target.arch);
+    match result {
+        Err(error) => {
+            let access = emu.get_data().bad_access;
+            let (kind, address) = match access {
+                Some((kind, addr, size, pc)) => {
+                    let pc = faulting_instruction(emu, pc, kind);
+                    let _ = emu.reg_write(r.pc, pc);
+                    (memory_fault_kind(kind, size), Some(addr))
+                }
+                None if error == uc_error::INSN_INVALID && !thumb_state(emu) => (
+                    "a branch to an ARM-state address (bit 0 clear): a Thumb-only core \
                          cannot execute it (invalid state)"
-                            .to_owned(),
-                        None,
-                    ),
-                    None if error == uc_error::INSN_INVALID => {
-                        ("undefined instruction".to_owned(), None)
-                    }
-                    None => (emulation_error_text(error), None),
-                };
-                let mut stop = fault(&mut emu, kind, address);
-                if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {
-                    let sp = emu.reg_read(r.sp).unwrap_or(0);
-                    let st = emu.get_data();
-                    if let Some((_, thread)) = st
-                        .guards
-                        .iter()
-                        .find(|(g, _)| (*g..*g + PAGE).contains(&addr))
-                    {
-                        f.kind = format!(
+                        .to_owned(),
+                    None,
+                ),
+                None if error == uc_error::INSN_INVALID => {
+                    ("undefined instruction".to_owned(), None)
+                }
+                None => (emulation_error_text(error), None),
+            };
+            let mut stop = fault(emu, kind, address);
+            if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {
+                let sp = emu.reg_read(r.sp).unwrap_or(0);
+                let st = emu.get_data();
+                if let Some((_, thread)) = st
+                    .guards
+                    .iter()
+                    .find(|(g, _)| (*g..*g + PAGE).contains(&addr))
+                {
+                    f.kind = format!(
                             "stack overflow in thread {thread}: {} (the guard page below its {} KiB stack; sp = {sp:#010x})",
                             f.kind,
                             st.thread_stack / 1024
                         );
-                    } else if looks_like_stack_overflow(&target, addr, sp) {
-                        f.kind = format!(
-                            "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
-                            f.kind
-                        );
-                    }
+                } else if looks_like_stack_overflow(target, addr, sp) {
+                    f.kind = format!(
+                        "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
+                        f.kind
+                    );
                 }
-                stop
             }
-            Ok(()) => fault(&mut emu, "emulation ended without an exit".into(), None),
-        };
-        emu.get_data_mut().stop = Some(stop);
+            stop
+        }
+        Ok(()) => fault(emu, "emulation ended without an exit".into(), None),
     }
+}
 
-    if let (Some(session), Some(stop)) = (&debug, emu.get_data().stop.clone()) {
-        session.ended(&stop);
-    }
+/// The run's outcome: its stop, counters, recording and warnings.
+fn outcome(emu: &mut Uc<'static>, image: &Rc<GuestImage>, host_time: Duration) -> RunOutcome {
     let st = emu.get_data_mut();
     let mut stop = st.stop.clone().expect("set above");
     if let Stop::Fault(f) = &mut stop {
@@ -1905,8 +2001,8 @@ fn run_once(
     let mut warnings = std::mem::take(&mut st.warnings);
     warnings.append(&mut st.arp.warnings);
     let playback = st.arp.playback_report();
-    Ok(Some(RunOutcome {
-        image: Rc::clone(&image),
+    RunOutcome {
+        image: Rc::clone(image),
         stop,
         cycles: st.sched.latest_clock().max(st.cycles),
         instructions: st.instructions,
@@ -1921,7 +2017,7 @@ fn run_once(
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,
-    }))
+    }
 }
 
 /// Unicorn's PC at a memory fault can lag behind the faulting instruction
