@@ -752,3 +752,43 @@ fn code_written_by_the_debugger_is_priced_anew() {
     assert_eq!(instructions, plain_instructions);
     assert_eq!(cycles, plain_cycles + 50, "{gdb}");
 }
+
+/// A bare `--gdb` (after the ELF) listens on 127.0.0.1:3333, the port
+/// OpenOCD and most IDEs use; before the ELF it would take the ELF's path
+/// for the port, which is refused with a hint.
+#[test]
+fn a_bare_gdb_option_listens_on_the_default_port() {
+    let dir = scratch("gdb-default-port");
+    let elf = guest("cortex-m4", "filter");
+    let mut run = Command::new(sim_host_bin())
+        .current_dir(&dir)
+        .args(["run", "-q", "--target", "cortex-m4"])
+        .arg(&elf)
+        .arg("--gdb")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(run.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let _ = run.kill();
+    let _ = run.wait();
+    // another program may hold the port: then the refusal names it
+    assert!(
+        first.contains("waiting for GDB on 127.0.0.1:3333")
+            || first.contains("--gdb 127.0.0.1:3333: Address already in use"),
+        "{first}"
+    );
+    let out = Command::new(sim_host_bin())
+        .current_dir(&dir)
+        .args(["run", "-q", "--gdb"])
+        .arg(&elf)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("goes after the ELF"), "{stderr}");
+}

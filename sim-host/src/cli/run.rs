@@ -190,7 +190,8 @@ pub struct Args {
     )]
     pub trace_limit: usize,
     /// Wait for GDB on this TCP port (on 127.0.0.1) or ADDRESS:PORT before
-    /// the first instruction (`target remote :PORT`). Debugging costs no
+    /// the first instruction (`target remote :PORT`); without a value,
+    /// 127.0.0.1:3333 (then put `--gdb` after the ELF). Debugging costs no
     /// simulated cycle: the counts and data.arp are those of a plain run.
     /// Each guest thread is a GDB thread; `monitor help` lists the
     /// simulator's commands. One client at a time; if it disconnects or
@@ -199,6 +200,8 @@ pub struct Args {
         long,
         value_name = "[ADDR:]PORT",
         value_parser = sim_host::gdb::parse_address,
+        num_args = 0..=1,
+        default_missing_value = "3333",
         conflicts_with = "timeout"
     )]
     pub gdb: Option<std::net::SocketAddr>,

@@ -40,7 +40,10 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
     text.parse().map_err(|_| {
-        format!("`{text}`: expected PORT (on 127.0.0.1) or ADDRESS:PORT, as 127.0.0.1:3333")
+        format!(
+            "`{text}`: expected PORT (on 127.0.0.1) or ADDRESS:PORT, as 127.0.0.1:3333 \
+             (a bare --gdb, for 127.0.0.1:3333, goes after the ELF)"
+        )
     })
 }
 
