@@ -458,8 +458,9 @@ fn every_guest_thread_is_a_gdb_thread_with_its_own_registers() {
 }
 
 /// A watchpoint on a global array element stops the thread that writes
-/// it, after the writing instruction, on both architectures; the
-/// measurements stay those of a plain run.
+/// it, after the writing instruction, and a read watchpoint the thread
+/// that reads it, on both architectures; the measurements stay those of a
+/// plain run.
 #[test]
 fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
     if skip_without_gdb() {
@@ -470,6 +471,10 @@ fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
             "watch main::image_tmp[5][7]",
             "continue",
             "monitor sections",
+            "delete",
+            // the vertical pass reads what the horizontal one wrote
+            "rwatch main::image_tmp[5][7]",
+            "continue",
             "delete",
             "continue",
         ];
@@ -487,6 +492,11 @@ fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
             stopped.contains("filter_rows_horizontally"),
             "{target}: {gdb}"
         );
+        let read = line_after(
+            &gdb,
+            "Hardware read watchpoint 2: main::image_tmp[5][7]\n\nValue = ",
+        );
+        assert!(read.contains("filter_rows_vertically"), "{target}: {gdb}");
         // the writing kernel is open in the stopped thread
         assert!(
             gdb.lines()
