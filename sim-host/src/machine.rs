@@ -294,7 +294,14 @@ struct BlockCache {
     slots: Box<[(u32, Price)]>,
     prices: Vec<Price>,
     index: rustc_hash::FxHashMap<u32, u32>,
+    /// Start -> end of every priced block of guest code (not intercepted
+    /// entry points), to forget the prices of code that is rewritten.
+    spans: std::collections::BTreeMap<u32, u32>,
 }
+
+/// More than the bytes of the longest block Unicorn translates (512
+/// instructions): how far below a write a block that covers it can start.
+const LONGEST_BLOCK: u64 = 4096;
 
 impl BlockCache {
     fn new() -> BlockCache {
@@ -302,6 +309,7 @@ impl BlockCache {
             slots: vec![(0, Price::default()); SLOTS].into_boxed_slice(),
             prices: Vec::new(),
             index: rustc_hash::FxHashMap::default(),
+            spans: std::collections::BTreeMap::new(),
         }
     }
 
@@ -317,21 +325,36 @@ impl BlockCache {
         Some(price)
     }
 
-    /// Forgets the prices of blocks with code in `start..end` (the
-    /// debugger wrote there).
+    /// Forgets the prices of blocks with code in `start..end` (the guest
+    /// or the debugger wrote there): they are priced anew when they next
+    /// run. Intercepted entry points keep theirs.
     fn forget(&mut self, start: u64, end: u64) {
-        let prices = &self.prices;
-        self.index.retain(|&addr, &mut i| {
-            let block_end = u64::from(prices[i as usize].fallthrough).max(u64::from(addr) + 1);
-            block_end <= start || u64::from(addr) >= end
-        });
-        self.slots.fill((0, Price::default()));
+        let below = u32::try_from(end).unwrap_or(u32::MAX);
+        let covering: Vec<u32> = self
+            .spans
+            .range(..below)
+            .rev()
+            .take_while(|(&a, _)| u64::from(a) + LONGEST_BLOCK > start)
+            .filter(|(_, &e)| u64::from(e) > start)
+            .map(|(&a, _)| a)
+            .collect();
+        for addr in covering {
+            self.spans.remove(&addr);
+            self.index.remove(&addr);
+            let slot = &mut self.slots[(addr as usize >> 1) & (SLOTS - 1)];
+            if slot.0 == addr.wrapping_add(1) {
+                slot.0 = 0;
+            }
+        }
     }
 
     fn insert(&mut self, addr: u32, price: Price) {
         let i = self.prices.len() as u32;
         self.prices.push(price);
         self.index.insert(addr, i);
+        if price.fallthrough != u32::MAX {
+            self.spans.insert(addr, price.fallthrough);
+        }
         self.slots[(addr as usize >> 1) & (SLOTS - 1)] = (addr.wrapping_add(1), price);
     }
 }
@@ -609,6 +632,7 @@ fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), MachineError> {
     // target pages (1 KiB on ARM, 4 KiB on RISC-V) of writable regions that
     // have held code
     let mut code_pages = rustc_hash::FxHashSet::<u64>::default();
+    let page_size = u64::from(uc("page size", emu.ctl_get_page_size())?);
     uc(
         "TLB mode",
         emu.ctl_set_tlb_type(unicorn_engine::TlbType::VIRTUAL),
@@ -619,6 +643,7 @@ fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), MachineError> {
             let in_writable = writable.iter().any(|&(s, e)| (s..e).contains(&page));
             let executable = if kind == MemType::FETCH {
                 if in_writable && code_pages.insert(page) {
+                    watch_code_page(uc, page & !(page_size - 1), page_size);
                     // entries filled while the page held only data must go
                     let _ = uc.ctl_flush_tlb();
                 }
@@ -637,6 +662,19 @@ fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), MachineError> {
         }),
     )?;
     Ok(())
+}
+
+/// Stores to a page of RAM that holds code forget the prices of the blocks
+/// they overwrite (Unicorn re-translates the code itself). Such stores are
+/// on QEMU's slow path anyway ([`map_memory`]), so the hook adds little.
+fn watch_code_page(uc: &mut Uc<'_>, page: u64, page_size: u64) {
+    let forget = |uc: &mut Uc<'_>, _: MemType, addr: u64, size: usize, _: i64| {
+        uc.get_data_mut()
+            .cache
+            .forget(addr, addr.saturating_add(size as u64));
+        true
+    };
+    let _ = uc.add_mem_hook(HookType::MEM_WRITE, page, page + page_size - 1, forget);
 }
 
 /// The address ranges (inclusive) the memory fault hook covers: everything

@@ -40,3 +40,28 @@ fn rewritten_code_runs_in_its_new_version() {
         }
     }
 }
+
+/// Rewritten code is priced anew: `smc-prices-same` writes a function four
+/// instructions longer over a short one, `smc-prices-apart` beside it; the
+/// two variants run the same instructions (their code is identical, only a
+/// datum differs), so their cycles and instructions must be equal. With
+/// the short function's price kept, `-same` would count 4 instructions too
+/// few for each of the long function's 100 calls.
+#[test]
+fn rewritten_code_is_priced_anew() {
+    for name in ["cortex-m0", "cortex-m4", "rv32imac"] {
+        let t = target::builtin(name).unwrap();
+        let counts = ["smc-prices-same", "smc-prices-apart"].map(|example| {
+            let image = GuestImage::load(&guest(name, example), &t).unwrap();
+            let options = RunOptions {
+                // the same command line for both: picolibc copies it
+                cmdline: "smc".into(),
+                ..Default::default()
+            };
+            let outcome = machine::run(image, t.clone(), options).unwrap();
+            assert_eq!(outcome.stop, Stop::Exit(0), "{name} {example}");
+            (outcome.cycles, outcome.instructions)
+        });
+        assert_eq!(counts[0], counts[1], "{name}: same vs apart");
+    }
+}

@@ -12,6 +12,10 @@
  *     load or fetch of that page in between (an emulator that stops
  *     watching a page after a data store misses the rewrite).
  *
+ * The -prices variants first call a short function, then a longer one
+ * written over it (-prices-same) or beside it (-prices-apart): the same
+ * instructions run in both, so their cycle counts must be equal.
+ *
  * Each function returns a constant; the program prints the sum of what
  * every call returned and the number of calls that returned the constant
  * just written ("fresh"): a stale translation returns the previous one.
@@ -45,6 +49,36 @@ static fn_t write_function(uint32_t *p, unsigned value)
 #endif
 }
 
+#ifdef PRICE_APART
+/* writes "return value;" with four NOPs before the return: the same
+ * result as write_function, four instructions longer */
+static fn_t write_long_function(uint32_t *p, unsigned value)
+{
+#if defined(__arm__)
+    /* movs r0, #value; nop; nop; nop; nop; bx lr */
+    p[0] = (0xbf00u << 16) | 0x2000u | (value & 0xffu);
+    p[1] = (0xbf00u << 16) | 0xbf00u;
+    p[2] = (0x4770u << 16) | 0xbf00u;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+    return (fn_t)((uintptr_t)p | 1u);
+#elif defined(__riscv)
+    /* addi a0, zero, value; 4 x addi zero, zero, 0; jalr zero, 0(ra) */
+    p[0] = ((value & 0x7ffu) << 20) | (10u << 7) | 0x13u;
+    p[1] = p[2] = p[3] = p[4] = 0x00000013u;
+    p[5] = 0x00008067u;
+    __asm__ volatile(".word 0x0000100f /* fence.i */" ::: "memory");
+    return (fn_t)(uintptr_t)p;
+#endif
+}
+
+/* Where the longer function goes: 0 words after the short one (it
+ * rewrites it) or PRICE_APART words (a fresh address). The two variants
+ * differ only in this datum, so they execute the same instructions, and
+ * a simulator that prices rewritten code anew counts the same cycles for
+ * both (tests/tests/smc.rs). */
+static volatile unsigned apart __attribute__((section(".data"))) = PRICE_APART;
+#endif
+
 static unsigned sum, fresh, calls;
 
 static void call(fn_t f, unsigned expected)
@@ -55,9 +89,28 @@ static void call(fn_t f, unsigned expected)
     calls += 1;
 }
 
+#ifdef PRICE_APART
+static void call(fn_t f, unsigned expected);
+
+/* a short function called 100 times, then a longer one 100 times */
+static void prices(void)
+{
+    unsigned i;
+    fn_t f = write_function(&area[0][16], 5);
+    for (i = 0; i < 100; ++i)
+        call(f, 5);
+    f = write_long_function(&area[0][16 + apart], 6);
+    for (i = 0; i < 100; ++i)
+        call(f, 6);
+}
+#endif
+
 int main(void)
 {
     unsigned i, round;
+#ifdef PRICE_APART
+    prices();
+#endif
     /* 1: the page was data first */
     for (i = 0; i < 2048; ++i)
         area[0][i] = i;
