@@ -103,22 +103,19 @@ fn gdb_batch(elf: &Path, port: u16, commands: &[&str]) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    // read on threads, so that a hung session fails at the limit
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = collect(Box::new(child.stdout.take().unwrap()));
+    let err = collect(Box::new(child.stderr.take().unwrap()));
     let status = wait_for(&mut child, Duration::from_secs(120));
-    assert_eq!(status, Some(0), "gdb failed:\n{out}\n{err}");
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert_eq!(status, Some(0), "gdb failed or hung:\n{out}\n{err}");
     out + &err
 }
 

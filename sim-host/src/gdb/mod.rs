@@ -255,8 +255,16 @@ impl<A: GuestArch> Session<A> {
             }),
         };
         let mut stub = self.stub.take().ok_or("gdb is gone")?;
+        if why == DebugStop::Interrupt {
+            stub = self.take_interrupt(stub)?;
+            if let GdbStubStateMachine::Running(_) = stub {
+                // the bytes that stopped the guest were no interrupt
+                self.stub = Some(stub);
+                return Ok(DebugResume::Continue);
+            }
+        }
         if let Some(reason) = reason {
-            stub = self.report(stub, reason, why == DebugStop::Interrupt)?;
+            stub = self.report(stub, reason)?;
         }
         self.pump_until_resumed(stub)
     }
@@ -265,13 +273,7 @@ impl<A: GuestArch> Session<A> {
         &mut self,
         stub: StateMachine<A>,
         reason: MultiThreadStopReason<u32>,
-        interrupted: bool,
     ) -> Result<StateMachine<A>, String> {
-        let stub = if interrupted {
-            self.take_interrupt(stub)?
-        } else {
-            stub
-        };
         let next = match stub {
             GdbStubStateMachine::Running(running) => running.report_stop(&mut self.target, reason),
             GdbStubStateMachine::CtrlCInterrupt(ctrl_c) => {
@@ -282,10 +284,13 @@ impl<A: GuestArch> Session<A> {
         next.map_err(protocol_error)
     }
 
-    /// Reads gdb's interrupt byte (0x03), which stopped the guest.
+    /// Reads gdb's interrupt byte (0x03), which stopped the guest; still
+    /// `Running` if what gdb sent was something else.
     fn take_interrupt(&mut self, mut stub: StateMachine<A>) -> Result<StateMachine<A>, String> {
         while let GdbStubStateMachine::Running(mut running) = stub {
-            let byte = next_byte(&mut self.pending, running.borrow_conn(), &self.target.guest)?;
+            let Some(byte) = available_byte(&mut self.pending, running.borrow_conn())? else {
+                return Ok(GdbStubStateMachine::Running(running));
+            };
             stub = running
                 .incoming_data(&mut self.target, byte)
                 .map_err(protocol_error)?;
@@ -349,13 +354,13 @@ impl<A: GuestArch> Session<A> {
                 tid: target::tid(self.target.guest.current_thread()),
                 signal: Signal::SIGSEGV,
             };
-            stub = self.report(stub, reason, false)?;
+            stub = self.report(stub, reason)?;
             if self.pump_until_resumed(stub)? != DebugResume::Continue {
                 return Ok(());
             }
             stub = self.stub.take().ok_or("gdb is gone")?;
         }
-        self.report(stub, final_reason, false).map(drop)
+        self.report(stub, final_reason).map(drop)
     }
 }
 
@@ -375,6 +380,25 @@ fn protocol_error(e: gdbstub::stub::GdbStubError<&'static str, std::io::Error>) 
     }
 }
 
+/// A byte gdb has sent, if one arrives within the socket's read timeout.
+fn available_byte(pending: &mut VecDeque<u8>, conn: &mut TcpStream) -> Result<Option<u8>, String> {
+    loop {
+        if let Some(byte) = pending.pop_front() {
+            return Ok(Some(byte));
+        }
+        let mut buf = [0u8; 4096];
+        match conn.read(&mut buf) {
+            Ok(0) => return Err("gdb closed the connection".into()),
+            Ok(n) => pending.extend(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Ok(None)
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
 /// The next byte from gdb: buffered, else read (waking up to notice a stop
 /// signal, which ends the session).
 fn next_byte(
@@ -383,20 +407,11 @@ fn next_byte(
     guest: &DebugGuest,
 ) -> Result<u8, String> {
     loop {
-        if let Some(byte) = pending.pop_front() {
+        if let Some(byte) = available_byte(pending, conn)? {
             return Ok(byte);
         }
-        let mut buf = [0u8; 4096];
-        match conn.read(&mut buf) {
-            Ok(0) => return Err("gdb closed the connection".into()),
-            Ok(n) => pending.extend(&buf[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if guest.interrupt().signalled() {
-                    return Err("stopped by a signal".into());
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.to_string()),
+        if guest.interrupt().signalled() {
+            return Err("stopped by a signal".into());
         }
     }
 }
@@ -404,7 +419,7 @@ fn next_byte(
 /// Watches the socket while the guest runs: anything gdb sends then is
 /// an interrupt (or a hang-up), and the guest is asked to stop.
 struct Watcher {
-    running: Arc<Mutex<bool>>,
+    running: Arc<Mutex<Running>>,
     wake: Option<mpsc::Sender<()>>,
     interrupt: DebugInterrupt,
 }
@@ -413,7 +428,7 @@ impl Watcher {
     /// Without a second handle on the socket there is no interrupt (the
     /// rest works).
     fn start(stream: &TcpStream, interrupt: DebugInterrupt) -> Watcher {
-        let running = Arc::new(Mutex::new(false));
+        let running = Arc::new(Mutex::new(Running::default()));
         let (wake, woken) = mpsc::channel();
         // the timeout is the socket's: the emulation thread's reads wake too
         let probe = stream
@@ -435,15 +450,17 @@ impl Watcher {
 
     fn resume(&self) {
         if let Some(wake) = &self.wake {
-            *lock(&self.running) = true;
+            let mut running = lock(&self.running);
+            running.now = true;
+            running.run += 1;
+            drop(running);
             let _ = wake.send(());
         }
     }
 
     /// The guest stopped: no interrupt is wanted any more.
     fn pause(&self) {
-        let mut running = lock(&self.running);
-        *running = false;
+        lock(&self.running).now = false;
         self.interrupt.clear();
     }
 }
@@ -457,24 +474,37 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The watcher thread: after each resume, waits for data from gdb.
 fn watch(
     probe: &TcpStream,
-    running: &Mutex<bool>,
+    running: &Mutex<Running>,
     interrupt: &DebugInterrupt,
     woken: &mpsc::Receiver<()>,
 ) {
     while woken.recv().is_ok() {
-        while *lock(running) {
+        loop {
+            let run = *lock(running);
+            if !run.now {
+                break;
+            }
             match probe.peek(&mut [0u8; 1]) {
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                // data, a hang-up or a broken socket: stop the guest
+                // data, a hang-up or a broken socket: stop the guest, unless
+                // the guest stopped and ran again meanwhile (the data was
+                // then gdb's packets of that stop, which the stub read)
                 _ => {
-                    let mut running = lock(running);
-                    if *running {
+                    let mut now = lock(running);
+                    if now.now && now.run == run.run {
                         interrupt.request();
-                        *running = false;
+                        now.now = false;
                     }
                 }
             }
         }
     }
+}
+
+/// Whether the guest runs, and which run since the session began.
+#[derive(Debug, Clone, Copy, Default)]
+struct Running {
+    now: bool,
+    run: u64,
 }
