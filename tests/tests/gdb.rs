@@ -177,14 +177,17 @@ fn debug_filter_and_compare(target: &str) {
         "x/4xw $sp",
         "monitor cycles",
         "delete",
-        // the kernel's leave call: its loop variable is there by name
-        "break filter.c:93",
+        // the kernel's leave call, by a hardware breakpoint: its loop
+        // variable is there by name
+        "hbreak filter.c:93",
         "continue",
         "print x",
         "delete",
         "continue",
     ];
     let gdb = debug_and_compare(target, "filter", &[], &commands);
+    assert!(gdb.contains("Hardware assisted breakpoint 2 at "), "{gdb}");
+    assert!(gdb.contains("Breakpoint 2, filter_horizontally"), "{gdb}");
     assert!(gdb.contains("$1 = 320"), "{gdb}");
     assert!(gdb.contains("Breakpoint 1, filter_horizontally"), "{gdb}");
     assert!(
