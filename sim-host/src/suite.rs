@@ -198,13 +198,25 @@ fn parse_mode(s: &str) -> Option<Mode> {
     })
 }
 
+/// The text of a manifest or result file, or the error naming it.
+fn read_text(path: &Path) -> Result<String, SuiteError> {
+    std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+        file: path.to_owned(),
+        source,
+    })
+}
+
+/// A result file at `path` that is not what `sim-host suite` writes.
+fn corrupt(path: &Path, message: String) -> SuiteError {
+    SuiteError::Corrupt {
+        file: path.to_owned(),
+        message,
+    }
+}
+
 impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, SuiteError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
-            file: path.to_owned(),
-            source,
-        })?;
-        Manifest::parse(&text, path)
+        Manifest::parse(&read_text(path)?, path)
     }
 
     /// Parses `text` (the manifest at `path`: relative paths are resolved

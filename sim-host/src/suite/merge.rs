@@ -31,14 +31,8 @@ pub struct Part {
 
 /// Reads a result file written by `sim-host suite`.
 pub fn load(path: &Path) -> Result<Part, SuiteError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
-        file: path.to_owned(),
-        source,
-    })?;
-    let corrupt = |message: String| SuiteError::Corrupt {
-        file: path.to_owned(),
-        message,
-    };
+    let text = super::read_text(path)?;
+    let corrupt = |message: String| super::corrupt(path, message);
     #[derive(Deserialize)]
     struct Version {
         schema_version: Option<u32>,

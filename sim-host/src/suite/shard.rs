@@ -68,14 +68,8 @@ pub fn result_file_name(shard: Option<Shard>) -> String {
 /// entries that did not run (0 cycles) are left out. Any schema version
 /// with `entries[].name` and `entries[].cycles` will do.
 pub fn recorded_cycles(path: &Path) -> Result<HashMap<String, u64>, SuiteError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
-        file: path.to_owned(),
-        source,
-    })?;
-    let corrupt = |message: String| SuiteError::Corrupt {
-        file: path.to_owned(),
-        message,
-    };
+    let text = super::read_text(path)?;
+    let corrupt = |message: String| super::corrupt(path, message);
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
     let entries = value["entries"]
