@@ -99,7 +99,8 @@ fn sections(guest: &DebugGuest, thread: ThreadId) -> String {
                 "sections open in thread {thread} (ARP thread {tid}), outermost first:"
             );
             let (now, _) = guest.counters();
-            for s in &open {
+            let sites: Vec<u64> = open.iter().map(|s| s.site).collect();
+            for (s, place) in open.iter().zip(guest.sources_of(&sites)) {
                 let counter = s.idx.map_or(String::new(), |i| format!("@{i}"));
                 let _ = writeln!(
                     out,
@@ -108,7 +109,7 @@ fn sections(guest: &DebugGuest, thread: ThreadId) -> String {
                     s.kind,
                     s.entered_at,
                     now.saturating_sub(s.entered_at),
-                    guest.source_of(s.site)
+                    place
                 );
             }
         }

@@ -273,23 +273,23 @@ impl<A: GuestArch> SwBreakpoint for GdbTarget<A> {
     }
 }
 
-/// Hardware breakpoints are the same code hooks (there is no limit on
-/// their number).
+/// Hardware breakpoints are the software ones (code hooks, with no limit
+/// on their number).
 impl<A: GuestArch> HwBreakpoint for GdbTarget<A> {
     fn add_hw_breakpoint(
         &mut self,
         addr: u32,
-        _kind: A::BreakpointKind,
+        kind: A::BreakpointKind,
     ) -> TargetResult<bool, Self> {
-        Ok(self.guest.add_breakpoint(u64::from(addr)))
+        self.add_sw_breakpoint(addr, kind)
     }
 
     fn remove_hw_breakpoint(
         &mut self,
         addr: u32,
-        _kind: A::BreakpointKind,
+        kind: A::BreakpointKind,
     ) -> TargetResult<bool, Self> {
-        Ok(self.guest.remove_breakpoint(u64::from(addr)))
+        self.remove_sw_breakpoint(addr, kind)
     }
 }
 

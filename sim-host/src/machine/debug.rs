@@ -536,12 +536,19 @@ impl DebugGuest {
         crate::report::sections_table(&rows)
     }
 
-    /// Where `addr` is in the source: function (file:line).
-    pub fn source_of(&self, addr: u64) -> String {
+    /// Where each address is in the source: function (file:line), the
+    /// ELF's DWARF read once for all.
+    pub fn sources_of(&self, addrs: &[u64]) -> Vec<String> {
         let image = &self.emu.get_data().image;
-        crate::symbols::locate_all(image, &[addr])
-            .remove(&addr)
-            .map_or_else(|| image.describe(addr), |l| l.short())
+        let located = crate::symbols::locate_all(image, addrs);
+        addrs
+            .iter()
+            .map(|a| {
+                located
+                    .get(a)
+                    .map_or_else(|| image.describe(*a), |l| l.short())
+            })
+            .collect()
     }
 
     /// Each simulated core's busy cycles so far (slices ended).
