@@ -563,16 +563,6 @@ impl DebugGuest {
         (st.cycles, st.instructions)
     }
 
-    /// The innermost ARP section open in any thread.
-    pub fn innermost_section(&self) -> Option<arpsim::types::Sid> {
-        self.emu.get_data().arp.innermost_section()
-    }
-
-    /// `addr` as `function+offset (address)`.
-    pub fn describe(&self, addr: u64) -> String {
-        self.emu.get_data().image.describe(addr)
-    }
-
     pub fn interrupt(&self) -> DebugInterrupt {
         self.shared.interrupt.clone()
     }
