@@ -4,12 +4,12 @@
 
 use crate::codec::{self, OutputSpec, StreamedOutput};
 use crate::error::{ArpError, Result};
+use crate::paths::PathInterner;
 use crate::playback::{PlaybackIndex, PlaybackReport, NO_NODE, ROOT};
 use crate::record::{Header, Histogram, Payload, HISTOGRAM_BINS};
 use crate::types::{
     format_path_tail, DataType, FileFormat, Lidx, Mode, Sid, StackEntry, Tid, Value,
 };
-use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 /// A set of measuring callbacks (manual 6.1.2 `arp_add_callbacks`).
@@ -130,34 +130,26 @@ struct Aggregate {
 /// keyed by the interned section-id path.
 #[derive(Default)]
 struct Aggregates {
-    paths: FxHashMap<(u32, Sid), u32>,
-    path_keys: Vec<(u32, Sid)>,
+    paths: PathInterner,
+    /// By path node.
     accs: Vec<Option<Aggregate>>,
     order: Vec<u32>,
 }
 
 impl Aggregates {
     fn new() -> Self {
-        Aggregates {
-            path_keys: vec![(0, 0)],
-            accs: vec![None],
-            ..Default::default()
-        }
+        Aggregates::default()
     }
 
     #[inline]
     fn intern(&mut self, parent: u32, sid: Sid) -> u32 {
-        if let Some(&n) = self.paths.get(&(parent, sid)) {
-            return n;
-        }
-        let n = self.path_keys.len() as u32;
-        self.path_keys.push((parent, sid));
-        self.accs.push(None);
-        self.paths.insert((parent, sid), n);
-        n
+        self.paths.child(parent, sid)
     }
 
     fn add(&mut self, node: u32, values: &[Value], histogram: bool) {
+        if self.accs.len() <= node as usize {
+            self.accs.resize_with(self.paths.len(), || None);
+        }
         let slot = &mut self.accs[node as usize];
         if slot.is_none() {
             self.order.push(node);
@@ -180,15 +172,11 @@ impl Aggregates {
         }
     }
 
-    fn path(&self, mut node: u32) -> Vec<StackEntry> {
-        let mut out = Vec::new();
-        while node != 0 {
-            let (parent, sid) = self.path_keys[node as usize];
-            out.push(StackEntry { sid, idx: 0 });
-            node = parent;
-        }
-        out.reverse();
-        out
+    fn path(&self, node: u32) -> Vec<StackEntry> {
+        let sids = self.paths.path(node);
+        sids.into_iter()
+            .map(|sid| StackEntry { sid, idx: 0 })
+            .collect()
     }
 
     fn records(&self, histogram: bool) -> Vec<crate::record::Record> {

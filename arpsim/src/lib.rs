@@ -12,6 +12,7 @@
 //! | [`types`] | the manual's types (6.1.1): ids, data types, modes, formats, [`types::Value`], [`types::StackEntry`] |
 //! | [`error`] | [`error::ArpError`] with the manual's severities (`arp_error_t`), [`error::FormatError`] with line/column |
 //! | [`engine`] | [`engine::Engine`]: section stacks, counters, callback sets ([`engine::CallbackSet`]), modes |
+//! | [`paths`] | [`paths::PathInterner`]: section-id paths (traces) as numbers, one step per enter |
 //! | [`playback`] | [`playback::PlaybackIndex`]: recorded samples by counter tuple, play counts, [`playback::PlaybackReport`] |
 //! | [`record`] | a file's content independent of format: [`record::Header`], [`record::Record`], [`record::Payload`], [`record::Histogram`] |
 //! | [`ascii`] | the ASCII format 1.1 (manual 6.5) |
@@ -118,6 +119,7 @@ pub mod error;
 pub mod extrap;
 pub mod measure;
 pub mod output;
+pub mod paths;
 pub mod playback;
 pub mod query;
 pub mod record;
