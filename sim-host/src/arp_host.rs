@@ -18,10 +18,11 @@
 
 use arpsim::engine::{CallbackSet, Engine, FinishSummary, SectionKind};
 use arpsim::error::{ArpError, Severity};
+use arpsim::paths::PathInterner;
 use arpsim::playback::PlaybackIndex;
 use arpsim::types::{DataType, FileFormat, Mode, Sid, Tid, Value};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -223,20 +224,14 @@ pub struct SectionEvent {
     pub thread: u32,
 }
 
-/// Where a section was entered: for the report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallSite {
-    pub addr: u64,
-    /// Shared, not copied per call: a section is entered millions of times.
-    pub function: Option<Rc<str>>,
-}
-
 #[derive(Debug, Clone)]
 struct Frame {
     sid: Sid,
     kind: SectionKind,
-    function: Option<Rc<str>>,
-    /// The address of the enter call.
+    /// The path of the open sections down to this one.
+    node: u32,
+    /// The address of the enter call (named only when the table is made:
+    /// a section is entered millions of times).
     site: u64,
     cycles: u64,
     instructions: u64,
@@ -259,7 +254,8 @@ pub struct OpenSection {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TraceStats {
     pub path: Vec<Sid>,
-    /// The function containing each section's enter call.
+    /// The function containing each section's enter call (empty until
+    /// [`SectionStats::traces`] names them).
     pub functions: Vec<Option<String>>,
     /// The address of each section's enter call (for source locations).
     pub sites: Vec<u64>,
@@ -274,11 +270,16 @@ pub struct TraceStats {
 /// Per-trace statistics of every section, recorded on leave.
 #[derive(Debug, Default)]
 pub struct SectionStats {
-    stacks: rustc_hash::FxHashMap<Tid, Vec<Frame>>,
+    /// The open sections of each ARP thread, by thread id.
+    stacks: Vec<Vec<Frame>>,
     /// The ARP thread each guest thread (the index) last entered or left a
     /// section in.
     arp_thread: Vec<Option<Tid>>,
-    traces: BTreeMap<Vec<Sid>, TraceStats>,
+    /// Every trace entered so far, shared by all threads.
+    paths: PathInterner,
+    /// By path node; ordered by path only when [`SectionStats::traces`]
+    /// lists them.
+    traces: Vec<Option<TraceStats>>,
 }
 
 impl TraceStats {
@@ -287,10 +288,7 @@ impl TraceStats {
         let innermost = stack.last().map_or(SectionKind::Plain, |f| f.kind);
         TraceStats {
             path: stack.iter().map(|f| f.sid).collect(),
-            functions: stack
-                .iter()
-                .map(|f| f.function.as_deref().map(str::to_owned))
-                .collect(),
+            functions: Vec::new(),
             sites: stack.iter().map(|f| f.site).collect(),
             kind: kind_name(innermost),
             count: 0,
@@ -314,7 +312,7 @@ impl SectionStats {
     /// The innermost open section of the deepest thread.
     fn innermost(&self) -> Option<Sid> {
         self.stacks
-            .values()
+            .iter()
             .max_by_key(|s| s.len())
             .and_then(|s| s.last())
             .map(|f| f.sid)
@@ -328,13 +326,18 @@ impl SectionStats {
         self.arp_thread[thread] = Some(tid);
     }
 
-    fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: &CallSite, c: &Counters) {
+    fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: u64, c: &Counters) {
         self.note_thread(tid, c);
-        self.stacks.entry(tid).or_default().push(Frame {
+        let parent = self
+            .stack_mut(tid)
+            .last()
+            .map_or(PathInterner::ROOT, |f| f.node);
+        let node = self.paths.child(parent, sid);
+        self.stack_mut(tid).push(Frame {
             sid,
             kind,
-            function: site.function.clone(),
-            site: site.addr,
+            node,
+            site,
             cycles: c.cycles.get(),
             instructions: c.instructions.get(),
         });
@@ -342,31 +345,20 @@ impl SectionStats {
 
     fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
         self.note_thread(tid, c);
-        let Some(stack) = self.stacks.get_mut(&tid) else {
+        let Some(stack) = self.stacks.get_mut(usize::from(tid)) else {
             return;
         };
         if stack.last().map(|f| f.sid) != Some(sid) {
             return; // the engine reports the mismatch
         }
-        // the trace's path, on the stack for all but very deep traces
-        let mut short = [0 as Sid; 16];
-        let long: Vec<Sid>;
-        let path: &[Sid] = if stack.len() <= short.len() {
-            for (p, f) in short.iter_mut().zip(stack.iter()) {
-                *p = f.sid;
-            }
-            &short[..stack.len()]
-        } else {
-            long = stack.iter().map(|f| f.sid).collect();
-            &long
-        };
-        if !self.traces.contains_key(path) {
-            self.traces.insert(path.to_vec(), TraceStats::new(stack));
+        let node = stack.last().expect("checked non-empty").node as usize;
+        if self.traces.len() <= node {
+            self.traces.resize_with(self.paths.len(), || None);
         }
+        let t = self.traces[node].get_or_insert_with(|| TraceStats::new(stack));
         let frame = stack.pop().expect("checked non-empty");
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
-        let t = self.traces.get_mut(path).expect("inserted above");
         t.count += 1;
         t.total_cycles += cycles;
         t.min_cycles = t.min_cycles.min(cycles);
@@ -376,12 +368,35 @@ impl SectionStats {
 
     /// A thread starts with a copy of its parent's open sections.
     fn spawned(&mut self, parent: Tid, child: Tid) {
-        let copy = self.stacks.get(&parent).cloned().unwrap_or_default();
-        self.stacks.insert(child, copy);
+        let copy = self
+            .stacks
+            .get(usize::from(parent))
+            .cloned()
+            .unwrap_or_default();
+        *self.stack_mut(child) = copy;
     }
 
-    pub fn traces(&self) -> impl Iterator<Item = &TraceStats> {
-        self.traces.values()
+    fn stack_mut(&mut self, tid: Tid) -> &mut Vec<Frame> {
+        let i = usize::from(tid);
+        if self.stacks.len() <= i {
+            self.stacks.resize_with(i + 1, Vec::new);
+        }
+        &mut self.stacks[i]
+    }
+
+    /// Every trace, by path, each enter call site named by `function_at`.
+    pub fn traces(&self, function_at: impl Fn(u64) -> Option<String>) -> Vec<TraceStats> {
+        let mut traces: Vec<TraceStats> = self
+            .traces
+            .iter()
+            .flatten()
+            .map(|t| TraceStats {
+                functions: t.sites.iter().map(|&s| function_at(s)).collect(),
+                ..t.clone()
+            })
+            .collect();
+        traces.sort_by(|a, b| a.path.cmp(&b.path));
+        traces
     }
 }
 
@@ -503,7 +518,7 @@ impl ArpHost {
     /// last entered or left a section in), outermost first.
     pub fn open_sections(&self, thread: u32) -> Option<(Tid, Vec<OpenSection>)> {
         let tid = (*self.stats.arp_thread.get(thread as usize)?)?;
-        let frames = self.stats.stacks.get(&tid)?;
+        let frames = self.stats.stacks.get(usize::from(tid))?;
         let entries = self.engine.stack(tid).unwrap_or_default();
         let open = frames
             .iter()
@@ -603,8 +618,8 @@ impl ArpHost {
     pub fn call(
         &mut self,
         entry: EntryPoint,
-        args: CallArgs,
-        site: &CallSite,
+        args: &CallArgs,
+        site: u64,
         read_string: &dyn Fn(u32) -> Option<String>,
     ) -> Result<u32, ArpFailure> {
         let [a0, a1, a2, _] = args.0;
@@ -752,11 +767,8 @@ fn is_plain_relative(name: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn site() -> CallSite {
-        CallSite {
-            addr: 0,
-            function: Some("main".into()),
-        }
+    fn site() -> u64 {
+        0
     }
 
     #[test]
@@ -771,22 +783,22 @@ mod tests {
         let c = Rc::clone(&host.counters);
         host.call(
             EntryPoint::SimAddCallbacks,
-            CallArgs([0; 4]),
-            &site(),
+            &CallArgs([0; 4]),
+            site(),
             &no_strings,
         )
         .unwrap();
         host.call(
             EntryPoint::SimStart,
-            CallArgs([1, 8, 1, 0]),
-            &site(),
+            &CallArgs([1, 8, 1, 0]),
+            site(),
             &no_strings,
         )
         .unwrap();
         host.call(
             EntryPoint::Enter(SectionKind::Plain),
-            CallArgs([1, 2, 0, 0]),
-            &site(),
+            &CallArgs([1, 2, 0, 0]),
+            site(),
             &no_strings,
         )
         .unwrap();
@@ -794,30 +806,32 @@ mod tests {
             c.cycles.set(100 * i);
             host.call(
                 EntryPoint::Enter(SectionKind::Kernel),
-                CallArgs([1, 1, 0, 0]),
-                &site(),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
                 &no_strings,
             )
             .unwrap();
             c.cycles.set(100 * i + 10 + i);
             host.call(
                 EntryPoint::Leave(SectionKind::Kernel),
-                CallArgs([1, 1, 0, 0]),
-                &site(),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
                 &no_strings,
             )
             .unwrap();
         }
         host.call(
             EntryPoint::Leave(SectionKind::Plain),
-            CallArgs([1, 2, 0, 0]),
-            &site(),
+            &CallArgs([1, 2, 0, 0]),
+            site(),
             &no_strings,
         )
         .unwrap();
-        host.call(EntryPoint::Finish, CallArgs([0; 4]), &site(), &no_strings)
+        host.call(EntryPoint::Finish, &CallArgs([0; 4]), site(), &no_strings)
             .unwrap();
-        let kernel = host.stats().traces().find(|t| t.path == [2, 1]).unwrap();
+        let traces = host.stats().traces(|_| Some("main".into()));
+        let kernel = traces.iter().find(|t| t.path == [2, 1]).unwrap();
+        assert_eq!(kernel.functions, vec![Some("main".to_string()); 2]);
         assert_eq!((kernel.count, kernel.total_cycles), (3, 10 + 11 + 12));
         assert_eq!((kernel.min_cycles, kernel.max_cycles), (10, 12));
         assert_eq!(kernel.kind, "kernel");
@@ -835,16 +849,16 @@ mod tests {
         let no_strings = |_| None;
         host.call(
             EntryPoint::SimStart,
-            CallArgs([1, 8, 0, 0]),
-            &site(),
+            &CallArgs([1, 8, 0, 0]),
+            site(),
             &no_strings,
         )
         .unwrap();
         let err = host
             .call(
                 EntryPoint::Leave(SectionKind::Kernel),
-                CallArgs([1, 1, 0, 0]),
-                &site(),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
                 &no_strings,
             )
             .unwrap_err();

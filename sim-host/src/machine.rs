@@ -16,9 +16,7 @@
 //! - the run always ends with a [`Stop`] reason and the counters so far,
 //!   whatever the guest does.
 
-use crate::arp_host::{
-    ArpHost, ArpOptions, CallArgs, CallSite, EntryPoint, TraceStats, ENTRY_POINTS,
-};
+use crate::arp_host::{ArpHost, ArpOptions, CallArgs, EntryPoint, TraceStats, ENTRY_POINTS};
 use crate::cycles::{self, DynamicSite};
 use crate::decode::Decoder;
 use crate::elf::GuestImage;
@@ -378,8 +376,6 @@ struct State {
     timeout: Option<Duration>,
     /// The live status display, when one is shown.
     progress: Option<Arc<crate::progress::ProgressShared>>,
-    /// [`State::site_name`]'s cache.
-    site_names: rustc_hash::FxHashMap<u64, Option<Rc<str>>>,
     stop: Option<Stop>,
     /// The invalid access and the PC of the instruction that made it.
     bad_access: Option<(MemType, u64, usize, u64)>,
@@ -418,13 +414,12 @@ struct State {
 }
 
 impl State {
-    /// The function containing an ARP call site, looked up once per site.
-    fn site_name(&mut self, site: u64) -> Option<Rc<str>> {
+    /// The section table's rows so far, call sites named.
+    pub(crate) fn section_traces(&self) -> Vec<TraceStats> {
         let image = &self.image;
-        self.site_names
-            .entry(site)
-            .or_insert_with(|| image.function_at(site).map(|f| Rc::from(f.name.as_str())))
-            .clone()
+        self.arp
+            .stats()
+            .traces(|site| image.function_at(site).map(|f| f.name.clone()))
     }
 
     /// Hands the status display what the run has done so far.
@@ -543,6 +538,38 @@ fn regs(arch: Arch) -> Regs {
             sp: RegisterRISCV::X2 as i32,
         },
     }
+}
+
+/// Reads the 32-bit registers `ids` (at most 8) in one call; 0 for all
+/// where a read fails. Not the wrapper's `reg_read`: it reads each into a
+/// `u64` that Unicorn fills with a 4-byte store, and the 8-byte load after
+/// it stalls on the store buffer (a third of an ARP interception). For the
+/// same reason the values are read back one by one (volatile: a merged
+/// 16-byte load would stall the same way).
+fn read_regs32(uc: &Uc<'_>, ids: &[i32]) -> [u32; 8] {
+    let mut buffer = [0u32; 8];
+    let mut sizes = [4usize; 8];
+    let mut pointers = [std::ptr::null_mut::<std::ffi::c_void>(); 8];
+    for (p, v) in pointers.iter_mut().zip(buffer.iter_mut()) {
+        *p = (v as *mut u32).cast();
+    }
+    let n = ids.len().min(8);
+    // SAFETY: the first n pointers are live, distinct u32s, and their sizes
+    // say 4 bytes, which Unicorn checks against each register's width.
+    let err = unsafe {
+        unicorn_engine_sys::uc_reg_read_batch2(
+            uc.get_handle(),
+            ids.as_ptr(),
+            pointers.as_ptr(),
+            sizes.as_mut_ptr(),
+            n as i32,
+        )
+    };
+    if err != unicorn_engine_sys::uc_error::OK {
+        return [0; 8];
+    }
+    // SAFETY: reads of initialised u32s of a live local array.
+    std::array::from_fn(|i| unsafe { std::ptr::read_volatile(&buffer[i]) })
 }
 
 /// Unicorn register id of architectural register `n`.
@@ -1009,14 +1036,16 @@ fn stop_for_deadline_or_signal(uc: &mut Uc<'_>) {
 fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
     let arch = uc.get_data().arch;
     let r = regs(arch);
-    let mut args = [0u32; 4];
-    for (a, reg) in args.iter_mut().zip(r.args).take(entry.arity()) {
-        *a = uc.reg_read(reg).unwrap_or(0) as u32;
-    }
-    let ret = uc.reg_read(r.ret_addr).unwrap_or(0);
+    let [a0, a1, a2, a3] = r.args;
+    let ids = [r.ret_addr, a0, a1, a2, a3];
+    let values = read_regs32(uc, &ids[..1 + entry.arity()]);
+    let ret = u64::from(values[0]);
+    // built in place, not copied: a copy would read the four 4-byte
+    // stores back as one 16-byte load, which stalls like the wrapper's
+    let args = CallArgs([values[1], values[2], values[3], values[4]]);
     let name = if entry == EntryPoint::SetFileName {
         UcMemory(uc)
-            .read_cstr(args[0])
+            .read_cstr(args.0[0])
             .ok()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     } else {
@@ -1024,10 +1053,6 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
     };
     let st = uc.get_data_mut();
     let call_site = (ret & !1).saturating_sub(4);
-    let site = CallSite {
-        addr: call_site,
-        function: st.site_name(call_site),
-    };
     st.arp.counters.cycles.set(st.cycles);
     st.arp.counters.instructions.set(st.instructions);
     let current = st.current;
@@ -1038,10 +1063,10 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
         // plugin callbacks may read the guest through the host API meanwhile
         let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
         crate::plugin::with_machine_guest(uc, arch, clock_hz, counters, |st| {
-            st.arp.call(entry, CallArgs(args), &site, &|_| name.clone())
+            st.arp.call(entry, &args, call_site, &|_| name.clone())
         })
     } else {
-        st.arp.call(entry, CallArgs(args), &site, &|_| name.clone())
+        st.arp.call(entry, &args, call_site, &|_| name.clone())
     };
     let st = uc.get_data_mut();
     // playback sets the clock to the recorded cost at a leave
@@ -1520,7 +1545,6 @@ fn new_state(
         interrupt: interrupt.clone(),
         timeout: options.timeout,
         progress: options.progress.clone(),
-        site_names: rustc_hash::FxHashMap::default(),
         stop: None,
         bad_access: None,
         semihost: Semihost::new(
@@ -2051,7 +2075,7 @@ fn outcome(emu: &mut Uc<'static>, image: &Rc<GuestImage>, host_time: Duration) -
         instructions: st.instructions,
         host_time,
         console: std::mem::take(&mut st.console.captured),
-        sections: st.arp.stats().traces().cloned().collect(),
+        sections: st.section_traces(),
         arp_file,
         arp_error,
         warnings,

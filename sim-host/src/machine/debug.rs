@@ -530,7 +530,7 @@ impl DebugGuest {
     /// The section table so far, as the report prints it.
     pub fn section_table(&self) -> String {
         let st = self.emu.get_data();
-        let traces: Vec<TraceStats> = st.arp.stats().traces().cloned().collect();
+        let traces = st.section_traces();
         let total = st.sched.latest_clock().max(st.cycles);
         let rows = crate::report::section_rows(&traces, &st.image, total);
         crate::report::sections_table(&rows)
