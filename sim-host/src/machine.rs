@@ -1083,7 +1083,11 @@ fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
             None
         }
     };
-    let _ = uc.reg_write(r.ret_value, 0);
+    // only the query API returns values (0 / NULL inside a guest); the
+    // record API is void, and its return register is left as it is
+    if entry == EntryPoint::Query {
+        let _ = uc.reg_write(r.ret_value, 0);
+    }
     if return_by_pc {
         let _ = uc.reg_write(r.pc, ret);
     }
