@@ -22,11 +22,44 @@ pub fn guests_dir() -> PathBuf {
 /// (in-process or through the binary) writes data.arp where it stands,
 /// which must never be the repository (cargo starts tests in the
 /// package's folder). Every path the tests use is absolute.
+///
+/// That folder lives as long as the process (a static is never dropped),
+/// so each process first removes the ones of test processes that ended.
 pub fn leave_the_repository() {
-    static MOVED: OnceLock<()> = OnceLock::new();
-    MOVED.get_or_init(|| {
-        std::env::set_current_dir(scratch("cwd")).expect("a scratch working folder");
-    });
+    process_scratch();
+}
+
+/// The test process's own scratch folder (its working folder, see
+/// [`leave_the_repository`]): for what a test process makes once and its
+/// tests share.
+pub fn process_scratch() -> &'static Path {
+    static FOLDER: OnceLock<Scratch> = OnceLock::new();
+    FOLDER.get_or_init(|| {
+        remove_ended_processes_folders();
+        let dir = scratch("cwd");
+        std::env::set_current_dir(&dir).expect("a scratch working folder");
+        dir
+    })
+}
+
+/// Removes `arpsim-e2e-cwd-<pid>-<n>` folders of processes that ended.
+fn remove_ended_processes_folders() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("arpsim-e2e-cwd-"))
+        else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if !pid.is_empty() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Builds every guest once per test process (build.py skips up-to-date
@@ -105,14 +138,48 @@ pub fn sim_host_bin() -> PathBuf {
         .clone()
 }
 
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
+/// A fresh scratch directory for one test, removed when the test is done
+/// with it, and kept (its path in the failure output) when the test fails.
+pub fn scratch(name: &str) -> Scratch {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("arpsim-e2e-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    Scratch(dir)
+}
+
+/// A test's scratch directory (see [`scratch`]).
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("scratch kept for the failed test: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// What a recording run of a guest measured: the sample of each recorded

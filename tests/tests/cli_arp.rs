@@ -3,7 +3,7 @@
 //! as people write them, status lines go to stderr, and no message shows
 //! Rust Debug text.
 
-use e2e_tests::{guest, scratch, sim_host_bin};
+use e2e_tests::{guest, process_scratch, scratch, sim_host_bin};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -25,7 +25,7 @@ fn text(bytes: &[u8]) -> String {
 fn recording() -> &'static Path {
     static RECORDING: OnceLock<PathBuf> = OnceLock::new();
     RECORDING.get_or_init(|| {
-        let path = scratch("cli-arp-recording").join("filter.arp");
+        let path = process_scratch().join("filter-recording.arp");
         let elf = guest("cortex-m4", "filter");
         let out = Command::new(sim_host_bin())
             .args(["run", "-q", "--mode", "record_all", "-o"])

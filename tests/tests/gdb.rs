@@ -580,7 +580,7 @@ fn monitor_reset_starts_the_run_again_with_a_fresh_recording() {
 
 /// A run whose debugger connection is the test's raw socket.
 struct RawSession {
-    dir: std::path::PathBuf,
+    dir: e2e_tests::Scratch,
     run: Child,
     stderr: std::thread::JoinHandle<String>,
     port: u16,

@@ -5,7 +5,7 @@
 //! one command each: C with `make run`, Rust with `cargo run`, on
 //! cortex-m4 and rv32imac.
 
-use e2e_tests::{build_dirs, guest, repo_root, scratch};
+use e2e_tests::{build_dirs, guest, process_scratch, repo_root, scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 fn installed() -> PathBuf {
     static DONE: OnceLock<PathBuf> = OnceLock::new();
     DONE.get_or_init(|| {
-        let root = scratch("install");
+        let root = process_scratch().join("install");
         let (profile_dir, release) = build_dirs();
         let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         cargo

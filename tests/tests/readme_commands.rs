@@ -50,20 +50,24 @@ struct Rewrite {
     bin: PathBuf,
     guests: PathBuf,
     scratch: PathBuf,
+    /// Owns `scratch` (removed with it); none in the unit tests of the
+    /// rewriting, whose paths are made up.
+    _folder: Option<e2e_tests::Scratch>,
     /// The C example plugin, when a host gcc could build it.
     plugin: Option<PathBuf>,
 }
 
 impl Rewrite {
     fn new() -> Rewrite {
-        let scratch = scratch("readme-commands");
-        std::fs::create_dir_all(scratch.join("files")).unwrap();
+        let folder = scratch("readme-commands");
+        std::fs::create_dir_all(folder.join("files")).unwrap();
         let guests = guest("cortex-m4", "filter").parent().unwrap().to_owned();
-        let plugin = have("gcc").then(|| build_c_plugin(&scratch));
+        let plugin = have("gcc").then(|| build_c_plugin(&folder));
         Rewrite {
             bin: sim_host_bin(),
             guests,
-            scratch,
+            scratch: folder.to_path_buf(),
+            _folder: Some(folder),
             plugin,
         }
     }
@@ -226,6 +230,7 @@ fn lines_are_rewritten_into_the_scratch_folder() {
         bin: "/b/sim-host".into(),
         guests: "/g".into(),
         scratch: "/s".into(),
+        _folder: None,
         plugin: Some("/s/energy.so".into()),
     };
     assert_eq!(

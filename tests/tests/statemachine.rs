@@ -17,7 +17,8 @@ fn native_output() -> Option<String> {
         return None;
     }
     let root = repo_root();
-    let exe = scratch("statemachine-native").join("statemachine");
+    let dir = scratch("statemachine-native");
+    let exe = dir.join("statemachine");
     let status = Command::new("gcc")
         .args(["-O2", "-DARP_NONE"])
         .arg(format!("-I{}", root.join("guest-shim/include").display()))
