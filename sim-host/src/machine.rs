@@ -383,9 +383,11 @@ struct State {
     console: HostConsole,
     arp: ArpHost,
     warnings: Vec<String>,
-    /// The cycle count at which the block hook stops the slice: the lower
-    /// of the cycle limit and the running thread's slice end.
+    /// The cycle count at which the block hook leaves its fast path: the
+    /// slice's end or, sooner, the next poll of Ctrl-C and the status line.
     limit: u64,
+    /// The lower of the cycle limit and the running thread's slice end.
+    slice_limit: u64,
     sched: Scheduler,
     current: ThreadId,
     /// The registers of threads not running (`thread_registers` order),
@@ -420,6 +422,16 @@ impl State {
         self.arp
             .stats()
             .traces(|site| image.function_at(site).map(|f| f.name.clone()))
+    }
+
+    /// Where the block hook next leaves its fast path: the slice's end, or
+    /// the next poll when there is something to poll.
+    fn next_limit(&self) -> u64 {
+        if self.interrupt.is_none() && self.progress.is_none() {
+            return self.slice_limit;
+        }
+        self.slice_limit
+            .min(self.cycles.saturating_add(POLL_CYCLES))
     }
 
     /// Hands the status display what the run has done so far.
@@ -929,9 +941,10 @@ fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
 
 /// The block hook at a slice boundary (the clock reached `limit`): returns
 /// whether the hook goes on to charge the block at `addr`. Not when it
-/// stops the slice (the scheduler chooses) or the run (the cycle limit);
-/// nor for the rest of a block a debugger resumed in, which was charged
-/// before the debugger stopped inside it (`limit` is 0 until then).
+/// stops the slice (the scheduler chooses) or the run (the cycle limit, or
+/// Ctrl-C seen at a poll); nor for the rest of a block a debugger resumed
+/// in, which was charged before the debugger stopped inside it (`limit` is
+/// 0 until then).
 #[cold]
 fn at_slice_boundary(uc: &mut Uc<'_>, addr: u64) -> bool {
     let st = uc.get_data_mut();
@@ -944,6 +957,9 @@ fn at_slice_boundary(uc: &mut Uc<'_>, addr: u64) -> bool {
             return true;
         }
     }
+    if st.cycles < st.slice_limit {
+        return poll(uc);
+    }
     if st.cycles >= st.max_cycles {
         let limit = st.max_cycles;
         stop_with(uc, Stop::CycleLimit(limit));
@@ -951,6 +967,28 @@ fn at_slice_boundary(uc: &mut Uc<'_>, addr: u64) -> bool {
         let _ = uc.emu_stop();
     }
     false
+}
+
+/// Simulated cycles between two looks at Ctrl-C and the status line:
+/// about a millisecond of host time, and no load of either per block.
+const POLL_CYCLES: u64 = 1 << 20;
+
+/// A poll inside a slice: stops the run at Ctrl-C, hands the status line a
+/// snapshot when it asks, and sets the next poll. Returns whether the run
+/// goes on.
+fn poll(uc: &mut Uc<'_>) -> bool {
+    let st = uc.get_data_mut();
+    if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
+        if signal != 0 {
+            stop_with(uc, Stop::Interrupted(signal));
+            return false;
+        }
+    }
+    if st.progress.as_ref().is_some_and(|p| p.wanted()) {
+        st.publish_progress();
+    }
+    st.limit = st.next_limit();
+    true
 }
 
 fn stop_with(uc: &mut Uc<'_>, stop: Stop) {
@@ -1576,6 +1614,7 @@ fn new_state(
         arp: ArpHost::new(options.arp.clone()),
         warnings: Vec::new(),
         limit: options.max_cycles.unwrap_or(u64::MAX),
+        slice_limit: options.max_cycles.unwrap_or(u64::MAX),
         sched: Scheduler::new(
             options.cores.unwrap_or(target.cores as usize),
             THREAD_QUANTUM,
@@ -1743,15 +1782,6 @@ fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
         return;
     }
     let st = uc.get_data_mut();
-    if let Some(signal) = st.interrupt.as_ref().map(|f| f.load(Ordering::Relaxed)) {
-        if signal != 0 {
-            stop_with(uc, Stop::Interrupted(signal));
-            return;
-        }
-    }
-    if st.progress.as_ref().is_some_and(|p| p.wanted()) {
-        st.publish_progress();
-    }
     if st.prev_fallthrough != addr {
         st.cycles += u64::from(st.prev_taken_extra) + u64::from(price.entry_penalty);
         st.record_branch(addr);
@@ -1955,7 +1985,8 @@ fn begin_slice(
         st.cycles = t.clock;
         st.prev_fallthrough = t.prev_fallthrough;
         st.prev_taken_extra = t.prev_taken_extra;
-        st.limit = st.max_cycles.min(slice_end);
+        st.slice_limit = st.max_cycles.min(slice_end);
+        st.limit = st.next_limit();
         st.observed_cycles = t.clock;
         (t.clock, t.waiting, t.core)
     };
