@@ -35,7 +35,9 @@ use unicorn_engine::unicorn_const::{
 };
 use unicorn_engine::{ArmCpuModel, RegisterARM, RegisterRISCV, Riscv32CpuModel, Unicorn};
 
+mod block_hook;
 mod debug;
+use block_hook::BlockHook;
 use debug::{run_slice, DebugSession};
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 
@@ -1521,7 +1523,8 @@ fn run_once(
     let mut emu = create_engine(state, &target, &image)?;
     install_interception(&mut emu, &image, options)?;
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
-    install_cycle_hooks(&mut emu, dynamic, options.counting)?;
+    // kept until the run ends: the block hook is removed when dropped
+    let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
     install_observers(&mut emu, &options.observers)?;
     install_exception_hooks(&mut emu, &image, &target, options.counting)?;
 
@@ -1706,7 +1709,7 @@ fn install_cycle_hooks(
     emu: &mut Uc<'static>,
     dynamic: Vec<DynamicSite>,
     counting: Counting,
-) -> Result<(), MachineError> {
+) -> Result<Option<BlockHook>, MachineError> {
     let arch = emu.get_data().arch;
     for site in dynamic.into_iter().filter(|_| counting == Counting::Blocks) {
         let (a, b) = (
@@ -1754,15 +1757,16 @@ fn install_cycle_hooks(
     }
 
     if counting == Counting::Blocks {
-        uc("block hook", emu.add_block_hook(1, 0, charge_block))?;
+        return Ok(Some(uc("block hook", BlockHook::install(emu))?));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The block hook: charges the block's cached price (pricing it the first
 /// time), ends the slice at its limit, and intercepts ARP stubs. Inlined
-/// into the crate's hook proxy: as a call of its own the whole run became
-/// 5-20 % slower or faster with unrelated changes (code placement).
+/// into the C callback (`block_hook.rs`): as a call of its own the whole
+/// run became 5-20 % slower or faster with unrelated changes (code
+/// placement).
 #[inline(always)]
 fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     let price = match uc.get_data_mut().cache.get(addr as u32) {
