@@ -27,6 +27,12 @@
 //!   counting nothing. Skipped, with a message, when the target names no
 //!   machine or the program is not installed.
 //!
+//! With `arpcalls-bench`, the harness also runs its `-DARP_NONE` build
+//! (`arpcalls-bench-none`, the same loop without ARP calls) under sim-host
+//! each round and prints the host time of one enter/leave pair: the
+//! median of a sim-host variant minus the median of the loop alone,
+//! divided by the pairs the guest reports.
+//!
 //! Rounds are interleaved (every guest and variant once per round, then the
 //! next round) and the median of the rounds is reported. MIPS is the guest
 //! instruction count of the sim-host run (the work of the program; bare
@@ -86,6 +92,18 @@ fn run_once(
     target: &Target,
     dir: &Path,
 ) -> (Duration, Option<u64>) {
+    let (elapsed, instructions, _) = run_with_console(variant, elf, image, target, dir);
+    (elapsed, instructions)
+}
+
+/// [`run_once`], with the guest's console output (empty for qemu).
+fn run_with_console(
+    variant: Variant,
+    elf: &Path,
+    image: &GuestImage,
+    target: &Target,
+    dir: &Path,
+) -> (Duration, Option<u64>, Vec<u8>) {
     let (counting, mode) = match variant {
         Variant::Bare => (Counting::Off, Mode::RecordAverage),
         Variant::Average => (Counting::Blocks, Mode::RecordAverage),
@@ -118,7 +136,7 @@ fn run_once(
                 elf.display(),
                 String::from_utf8_lossy(&out.stderr)
             );
-            return (elapsed, None);
+            return (elapsed, None, Vec::new());
         }
     };
     let options = RunOptions {
@@ -137,7 +155,58 @@ fn run_once(
     (
         elapsed,
         (counting == Counting::Blocks).then_some(outcome.instructions),
+        outcome.console,
     )
+}
+
+/// The loop of `arpcalls-bench` without its ARP calls, and how many pairs
+/// the loop makes, for the cost of one pair.
+struct PairCost {
+    none: GuestImage,
+    none_elf: PathBuf,
+    pairs: u64,
+    times: Vec<Duration>,
+}
+
+impl PairCost {
+    /// For `arpcalls-bench.elf` in `guests_dir`, when its `-none` build is
+    /// there too.
+    fn new(guests_dir: &Path, bench: &GuestImage, target: &Target, dir: &Path) -> Option<Self> {
+        let none_elf = guests_dir.join("arpcalls-bench-none.elf");
+        let none = GuestImage::load(&none_elf, target).ok()?;
+        let elf = guests_dir.join("arpcalls-bench.elf");
+        let (_, _, console) = run_with_console(Variant::Average, &elf, bench, target, dir);
+        let text = String::from_utf8_lossy(&console);
+        let pairs = text
+            .lines()
+            .find_map(|l| l.strip_suffix(" pairs")?.trim().parse().ok())?;
+        Some(PairCost {
+            none,
+            none_elf,
+            pairs,
+            times: Vec::new(),
+        })
+    }
+
+    fn run_loop(&mut self, target: &Target, dir: &Path) {
+        let (time, _) = run_once(Variant::Average, &self.none_elf, &self.none, target, dir);
+        self.times.push(time);
+    }
+
+    /// One line per sim-host variant: the host time of one pair.
+    fn print(&mut self, medians: &[f64], variants: &[(Variant, &str)]) {
+        let alone = median(&mut self.times).as_secs_f64();
+        println!(
+            "\nARP enter/leave pair in sim-host ({} pairs; the loop alone, `-DARP_NONE`: {alone:.3} s):",
+            self.pairs
+        );
+        for (v, (variant, name)) in variants.iter().enumerate() {
+            if matches!(variant, Variant::Average | Variant::All) {
+                let ns = (medians[v] - alone) / self.pairs as f64 * 1e9;
+                println!("- {name}: {ns:.0} ns per pair");
+            }
+        }
+    }
 }
 
 fn median(times: &mut [Duration]) -> Duration {
@@ -214,6 +283,14 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("emulation-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let measures_sim_host = variants
+        .iter()
+        .any(|(v, _)| matches!(v, Variant::Average | Variant::All));
+    let arpcalls = guests.iter().position(|g| g.0 == "arpcalls-bench");
+    let mut pair_cost = match arpcalls {
+        Some(g) if measures_sim_host => PairCost::new(&guests_dir, &guests[g].3, &t, &dir),
+        _ => None,
+    };
 
     // times[guest][variant][round], instructions[guest]
     let mut times = vec![vec![Vec::new(); variants.len()]; guests.len()];
@@ -230,6 +307,9 @@ fn main() {
                 }
             }
         }
+        if let Some(p) = pair_cost.as_mut() {
+            p.run_loop(&t, &dir);
+        }
         eprintln!(
             "round {}/{rounds} done ({:.0} s)",
             round + 1,
@@ -245,6 +325,7 @@ fn main() {
     println!("| guest | variant | median s | MIPS | x qemu | x qemu -icount | x bare unicorn |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     let index = |want: Variant| variants.iter().position(|(v, _)| *v == want);
+    let mut arpcalls_medians = Vec::new();
     for (g, (name, kind, _, _)) in guests.iter().enumerate() {
         let medians: Vec<f64> = times[g]
             .iter_mut()
@@ -270,5 +351,11 @@ fn main() {
         if let Some(n) = instructions[g] {
             println!("|  | ({n} guest instructions) | | | | | |");
         }
+        if Some(g) == arpcalls {
+            arpcalls_medians = medians;
+        }
+    }
+    if let Some(p) = pair_cost.as_mut() {
+        p.print(&arpcalls_medians, &variants);
     }
 }
