@@ -16,7 +16,7 @@
  *    -none variant, so returning to them costs no misaligned-fetch cycle
  *    (in the instrumented variant loops return to 16-bit MOVS).
  *
- * Kernels 9..18 (issue 15) prove one Cortex-M3/M4 rule of TRM 3.3 each;
+ * Kernels 9..19 (issue 15) prove one Cortex-M3/M4 rule of TRM 3.3 each;
  * the comment above each gives its hand-derived body count, asserted in
  * tests/tests/microbench.rs. Cortex-M0 (ARMv6-M, Thumb-1 only) builds
  * microbench_v6m.S instead: this file is empty there.
@@ -273,6 +273,18 @@ loop_function loop_str_ldr
     ldr     r6, [r7, #12]
     loop_end
 
+/* 19: a table branch: TBB is 2 + P = 6 cycles (Table 3-1, and 3.3.2 "at
+ * least six cycles"), and it always branches: here past its own table to
+ * the word-aligned ADDS. MOVS 1, TBB 6, ADDS 1 = 8; setup 1 */
+loop_function loop_tbb
+    movw    r3, #ITER
+1:  movs    r4, #0
+    tbb     [pc, r4]
+2:  .byte   (3f - 2b) / 2
+    .byte   (3f - 2b) / 2
+3:  adds    r5, r5, #1
+    loop_end
+
 /* kernel K: arp_enter_kernel(1, K, 0); loop_<kind>(); arp_leave_kernel(1, K) */
     .macro kernel sid, fn
 #ifndef ARP_NONE
@@ -298,7 +310,7 @@ main:
 #ifndef ARP_NONE
     bl      arpsim_add_callbacks
     movs    r0, #1          /* max tid */
-    movs    r1, #18         /* max sid */
+    movs    r1, #19         /* max sid */
     movs    r2, #1          /* arp_record_all */
     bl      arpsim_start
 #endif
@@ -320,6 +332,7 @@ main:
     kernel  16, loop_ldr_pc
     kernel  17, loop_pop_pc
     kernel  18, loop_str_ldr
+    kernel  19, loop_tbb
 #ifndef ARP_NONE
     bl      arp_finish
 #endif
