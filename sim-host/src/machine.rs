@@ -285,13 +285,26 @@ struct Price {
 /// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot
 /// blocks of a microcontroller program.
 const SLOTS: usize = 1 << 14;
+
+/// A block's address + 1 (0: empty) and its price: the price itself, one
+/// dependent load less on the per-block path than an index into `prices`.
+/// Aligned so that no slot straddles two cache lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    tag: u32,
+    price: Price,
+}
+
+fn slot_of(addr: u32) -> usize {
+    (addr as usize >> 1) & (SLOTS - 1)
+}
 const TRAIL: usize = 16;
 
 /// Direct-mapped cache in front of a map of all priced blocks.
 struct BlockCache {
-    /// (address + 1, its price): the price itself, one dependent load less
-    /// on the per-block path than an index into `prices`.
-    slots: Box<[(u32, Price)]>,
+    /// A fixed-size array: its index needs no bounds check.
+    slots: Box<[Slot; SLOTS]>,
     prices: Vec<Price>,
     index: rustc_hash::FxHashMap<u32, u32>,
     /// Start -> end of every priced block of guest code (not intercepted
@@ -306,7 +319,10 @@ const LONGEST_BLOCK: u64 = 4096;
 impl BlockCache {
     fn new() -> BlockCache {
         BlockCache {
-            slots: vec![(0, Price::default()); SLOTS].into_boxed_slice(),
+            slots: vec![Slot::default(); SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS slots"),
             prices: Vec::new(),
             index: rustc_hash::FxHashMap::default(),
             spans: std::collections::BTreeMap::new(),
@@ -315,13 +331,15 @@ impl BlockCache {
 
     #[inline(always)]
     fn get(&mut self, addr: u32) -> Option<Price> {
-        let slot = (addr as usize >> 1) & (SLOTS - 1);
-        let (tag, price) = self.slots[slot];
-        if tag == addr.wrapping_add(1) {
-            return Some(price);
+        let slot = &mut self.slots[slot_of(addr)];
+        if slot.tag == addr.wrapping_add(1) {
+            return Some(slot.price);
         }
         let price = self.prices[*self.index.get(&addr)? as usize];
-        self.slots[slot] = (addr.wrapping_add(1), price);
+        *slot = Slot {
+            tag: addr.wrapping_add(1),
+            price,
+        };
         Some(price)
     }
 
@@ -341,9 +359,9 @@ impl BlockCache {
         for addr in covering {
             self.spans.remove(&addr);
             self.index.remove(&addr);
-            let slot = &mut self.slots[(addr as usize >> 1) & (SLOTS - 1)];
-            if slot.0 == addr.wrapping_add(1) {
-                slot.0 = 0;
+            let slot = &mut self.slots[slot_of(addr)];
+            if slot.tag == addr.wrapping_add(1) {
+                slot.tag = 0;
             }
         }
     }
@@ -355,7 +373,10 @@ impl BlockCache {
         if price.fallthrough != u32::MAX {
             self.spans.insert(addr, price.fallthrough);
         }
-        self.slots[(addr as usize >> 1) & (SLOTS - 1)] = (addr.wrapping_add(1), price);
+        self.slots[slot_of(addr)] = Slot {
+            tag: addr.wrapping_add(1),
+            price,
+        };
     }
 }
 
