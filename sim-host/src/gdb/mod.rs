@@ -8,8 +8,8 @@
 //! is never patched), and the machine charges a block exactly once however
 //! often it stops inside it; a debugger's reads, writes and waits cost no
 //! simulated cycle. While the guest runs, a helper thread watches the
-//! socket for gdb's interrupt (Ctrl-C) and asks the machine to stop at its
-//! next block boundary.
+//! socket for gdb's interrupt (Ctrl-C) and asks the machine to stop at a
+//! block boundary (within 2^20 simulated cycles: the block hook polls).
 
 pub mod arch_m;
 pub mod monitor;

@@ -61,9 +61,9 @@ pub(super) const DEBUGGER_INTERRUPT: i32 = -1;
 /// How [`DebugResume::Kill`] ends a run.
 const KILLED_BY_DEBUGGER: i32 = 9;
 
-/// Asks the running guest to stop for the debugger at its next block
-/// boundary, from any thread (it shares the stop signals' flag, which the
-/// block hook already polls).
+/// Asks the running guest to stop for the debugger at a block boundary,
+/// from any thread: it shares the stop signals' flag, which the block hook
+/// polls every `POLL_CYCLES` simulated cycles (about a millisecond).
 #[derive(Debug, Clone)]
 pub struct DebugInterrupt(Arc<AtomicI32>);
 
