@@ -19,6 +19,7 @@
 //! | [`binary`] | the binary format (FORMAT.md) |
 //! | [`codec`] | format/gzip detection, atomic writes, the streamed `record_all` output |
 //! | [`query`] | the query API of manual 6.4: [`query::Dataset`], [`query::Trace`] |
+//! | [`shard`] | [`shard::Shard`]: `--shard K/N` for the tools that spread work over machines |
 //! | [`tools`] | `dump`, `stats`, `convert` for the `sim-host arp` subcommands |
 //!
 //! ## Driving the engine (sim-host)
@@ -123,6 +124,7 @@ pub mod paths;
 pub mod playback;
 pub mod query;
 pub mod record;
+pub mod shard;
 pub mod tools;
 pub mod types;
 

@@ -735,15 +735,18 @@ impl RunPlan {
 
     /// The entries of `shard`, split by `costs` (see [`shard`]).
     pub fn shard(shard: Shard, costs: &[u64]) -> RunPlan {
-        let plan = shard::plan(costs, shard.count);
+        // a count beyond usize leaves every shard past the entries empty
+        let (index, count) = (
+            usize::try_from(shard.index).unwrap_or(usize::MAX),
+            usize::try_from(shard.count).unwrap_or(usize::MAX),
+        );
+        let plan = shard::plan(costs, count);
         RunPlan {
-            selected: (0..plan.len())
-                .filter(|&i| plan[i] == shard.index)
-                .collect(),
+            selected: (0..plan.len()).filter(|&i| plan[i] == index).collect(),
             shard: Some(ShardInfo {
-                index: shard.index,
-                count: shard.count,
-                plan: shard::plan_hash(&plan, shard.count),
+                index,
+                count,
+                plan: shard::plan_hash(&plan, count),
             }),
             keep_in: None,
         }

@@ -16,36 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// `K/N`: the K-th of N shards, 1 <= K <= N.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let usage = || format!("`{s}`: expected K/N, the K-th of N shards (1 <= K <= N)");
-        let (k, n) = s.split_once('/').ok_or_else(usage)?;
-        let k: usize = k.trim().parse().map_err(|_| usage())?;
-        let n: usize = n.trim().parse().map_err(|_| usage())?;
-        if n == 0 {
-            return Err(format!("`{s}`: at least one shard (N >= 1)"));
-        }
-        if !(1..=n).contains(&k) {
-            return Err(format!("`{s}`: shards are numbered from 1 to {n}"));
-        }
-        Ok(Shard { index: k, count: n })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
+pub use arpsim::shard::Shard;
 
 /// What a shard's result records about its part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,16 +159,6 @@ impl Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shard_numbers_are_checked() {
-        assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
-        for bad in ["0/4", "5/4", "1/0", "x/4", "4", "", "-1/4", "1/4/2"] {
-            let e = bad.parse::<Shard>().unwrap_err();
-            assert!(e.contains(bad), "{bad}: {e}");
-        }
-        assert!("0/4".parse::<Shard>().unwrap_err().contains("from 1 to 4"));
-    }
 
     #[test]
     fn the_plan_is_greedy_by_cost_and_deterministic() {
