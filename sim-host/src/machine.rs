@@ -299,6 +299,7 @@ struct Slot {
 fn slot_of(addr: u32) -> usize {
     (addr as usize >> 1) & (SLOTS - 1)
 }
+
 const TRAIL: usize = 16;
 
 /// Direct-mapped cache in front of a map of all priced blocks.
@@ -575,8 +576,8 @@ fn regs(arch: Arch) -> Regs {
     }
 }
 
-/// Reads the 32-bit registers `ids` (at most 8) in one call; 0 for all
-/// where a read fails. Not the wrapper's `reg_read`: it reads each into a
+/// Reads the 32-bit registers `ids` (at most 8) in one call; all 0 if a
+/// read fails. Not the wrapper's `reg_read`: it reads each into a
 /// `u64` that Unicorn fills with a 4-byte store, and the 8-byte load after
 /// it stalls on the store buffer (a third of an ARP interception). For the
 /// same reason the values are read back one by one (volatile: a merged
@@ -1740,8 +1741,7 @@ fn install_cycle_hooks(
         uc(
             "hook data-dependent instruction",
             emu.add_code_hook(site.addr, site.addr, move |uc: &mut Uc<'_>, _, _| {
-                let va = uc.reg_read(a).unwrap_or(0) as u32;
-                let vb = uc.reg_read(b).unwrap_or(0) as u32;
+                let [va, vb, ..] = read_regs32(uc, &[a, b]);
                 uc.get_data_mut().cycles += u64::from(cycles::dynamic_extra(&site, va, vb));
             }),
         )?;
