@@ -6,8 +6,13 @@
  * inner loop's cycles: tests/tests/accuracy.rs checks that number, derived
  * by hand below from the -O2 Thumb-2 disassembly
  * (arm-none-eabi-objdump -d target/guests/cortex-m4/accuracy.elf) and the
- * Cortex-M4 TRM rules as the target file prices them. If the compiler's
- * output changes, re-derive from the new disassembly.
+ * Cortex-M4 TRM rules as the target file prices them; for rv32imac from
+ * riscv64-unknown-elf-objdump -d target/guests/rv32imac/accuracy.elf and
+ * Hazard3's cycle counts (targets/rv32imac.toml: ALU, load, store 1, a
+ * load followed by an instruction using its result +1, JAL/JALR 2, a
+ * branch 1 or 2 taken, +1 for a jump to a 32-bit instruction at a
+ * halfword address). If the compiler's output changes, re-derive from the
+ * new disassembly.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdint.h>
@@ -34,7 +39,11 @@ NOINLINE void bump(uint32_t v)
  *         3.3.2 "contention with the fetch unit")                    3
  *         LDRD 1 + N = 3; ADD 1; EORS 1; STRD 3; BX LR 1 + P(2) = 3  11
  *   CMP 1; BNE taken 1 + P(1) = 2                                    3
- *   = 21 cycles per iteration (20 before the literal rule) */
+ *   = 21 cycles per iteration (20 before the literal rule)
+ * rv32imac: C.MV 1, C.ADDI 1, C.JAL 2 + 1 (bump starts with a 32-bit LUI
+ *   at a halfword address); bump: LUI, LW, LUI, LW, ADD, SW, XOR, SW 8
+ *   (no LW is followed by its result's use), RET 2 + 1 (back to a 32-bit
+ *   BNE at a halfword address); BNE taken 2 = 18 */
 NOINLINE void k_globals(int n)
 {
     for (int i = 0; i < n; ++i)
@@ -53,7 +62,12 @@ uint32_t src[16], dst[16];
  *     at a halfword address, misaligned_target) = 96;
  *     24 x (CMP, BNE) 2 + 23 taken = 71; BX LR 1 + P(2) = 3         175
  *   CMP; BNE taken 3                                                 3
- *   = 228 cycles per iteration (227 before the literal rule) */
+ *   = 228 cycles per iteration (227 before the literal rule)
+ * rv32imac (gcc inlines both: a 16-byte LW/SW loop run 4 times, then 6
+ *   SWs of the byte replicated by shifts): C.MV, C.MV 2; 4 x (4 LW, 4 SW,
+ *   2 ADDI = 10) + 3 x BNE taken (2 + 1: back to a 32-bit LW at a
+ *   halfword address) + BNE not taken 1 = 50; ZEXT.B, SLLI, ADD, SLLI,
+ *   ADD 5; 6 x SW 6; ADDI 1; BNE taken 2 = 66 */
 NOINLINE void k_memcpy(int n)
 {
     for (int i = 0; i < n; ++i) {
@@ -72,7 +86,11 @@ volatile int fp_sink;
  *   LDR.W r3,[r6,r3,LSL #2] 2; ADDS 1; BLX r3 1 + P(2) = 3           6
  *   op_add: ADDS 1; BX LR 3 / op_xor: EOR.W 1; BX LR 3               4
  *   CMP 1; AND.W 1; BNE taken 2                                      4
- *   = 14 cycles per iteration */
+ *   = 14 cycles per iteration
+ * rv32imac: C.LW a5 1 + 1 (JALR a5 uses it); JALR 2; op_add: C.ADDI 1,
+ *   RET 2 / op_xor: +1 (XORI is 32-bit at a halfword address), XORI 1,
+ *   RET 2; ADDI, ANDI, SLLI, ADD 4; BNE taken 2
+ *   = 13 (op_add) and 14 (op_xor), alternately */
 NOINLINE void k_fnptr(int n)
 {
     int acc = 0;
@@ -93,7 +111,9 @@ volatile int sm_sink;
  *   LDRB.W r1,[r2],#1 2; ADD.W 1; ADD 1; CMP 1; LDRB r3,[r3,#8] 2
  *   (not directly after the ADD that computed r3); BNE 1 + P(1) = 2;
  *   + 1 misaligned 32-bit branch target
- *   = 10 cycles per iteration */
+ *   = 10 cycles per iteration
+ * rv32imac: LBU 1; SLLI, ADD, ADD, ADDI 4; LBU 1 (the next, BNE, does not
+ *   use it); BNE taken 2 (to a word-aligned LBU) = 8 */
 NOINLINE void k_state_machine(int n)
 {
     unsigned s = 0;
@@ -111,6 +131,8 @@ struct rec recs_a[2 * N], recs_b[2 * N];
  *   ADD.W 1; LDMIA {4} 1 + 4 = 5; ADD.W 1; ADD.W 1; CMP 1;
  *   STMIA.W {4} 5; BNE 1 + P(1) = 2; + 1 misaligned target
  *   = 17 cycles per iteration.
+ * rv32imac: 4 x C.LW 4 (the first SW uses the first load, not the last);
+ *   4 x C.SW 4; 2 x C.ADDI 2; BNE taken 2 = 12.
  * The attribute keeps the loop a loop of 16-byte copies (not one library
  * memcpy call). */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
@@ -126,7 +148,10 @@ volatile uint32_t mix_sink;
 
 /* Inner loop, Cortex-M4: ADD.W, ADD.W, EOR.W, SUB.W, ADD.W, ADD.W (shifted
  * register operands), CMP, EOR.W: 8 x 1; BNE 1 + P(1) = 2
- *   = 10 cycles per iteration */
+ *   = 10 cycles per iteration
+ * rv32imac (no rotate instruction in RV32IMAC: each rotate is SLLI, SRLI,
+ *   OR): 15 ALU instructions 15; BNE taken 2 (to a word-aligned SRLI)
+ *   = 17 */
 NOINLINE void k_alu32(int n)
 {
     uint32_t a = 0x01234567, b = 0x89abcdef, c = 0xdeadbeef, d = 0x5a5a5a5a;
