@@ -160,49 +160,51 @@ fn run_with_console(
 }
 
 /// The loop of `arpcalls-bench` without its ARP calls, and how many pairs
-/// the loop makes, for the cost of one pair.
+/// the loop makes (the guest prints it), for the cost of one pair.
 struct PairCost {
     none: GuestImage,
     none_elf: PathBuf,
-    pairs: u64,
+    pairs: Option<u64>,
     times: Vec<Duration>,
 }
 
 impl PairCost {
-    /// For `arpcalls-bench.elf` in `guests_dir`, when its `-none` build is
-    /// there too.
-    fn new(guests_dir: &Path, bench: &GuestImage, target: &Target, dir: &Path) -> Option<Self> {
+    /// For `arpcalls-bench`, when its `-none` build is in `guests_dir` too.
+    fn new(guests_dir: &Path, target: &Target) -> Option<Self> {
         let none_elf = guests_dir.join("arpcalls-bench-none.elf");
         let none = GuestImage::load(&none_elf, target).ok()?;
-        let elf = guests_dir.join("arpcalls-bench.elf");
-        let (_, _, console) = run_with_console(Variant::Average, &elf, bench, target, dir);
-        let text = String::from_utf8_lossy(&console);
-        let pairs = text
-            .lines()
-            .find_map(|l| l.strip_suffix(" pairs")?.trim().parse().ok())?;
         Some(PairCost {
             none,
             none_elf,
-            pairs,
+            pairs: None,
             times: Vec::new(),
         })
     }
 
     fn run_loop(&mut self, target: &Target, dir: &Path) {
-        let (time, _) = run_once(Variant::Average, &self.none_elf, &self.none, target, dir);
+        let (time, _, console) =
+            run_with_console(Variant::Average, &self.none_elf, &self.none, target, dir);
         self.times.push(time);
+        let text = String::from_utf8_lossy(&console);
+        self.pairs = text
+            .lines()
+            .find_map(|l| l.strip_suffix(" pairs")?.trim().parse().ok());
     }
 
     /// One line per sim-host variant: the host time of one pair.
     fn print(&mut self, medians: &[f64], variants: &[(Variant, &str)]) {
+        let Some(pairs) = self.pairs else {
+            println!("\nARP pair cost skipped: arpcalls-bench-none printed no `N pairs` line");
+            return;
+        };
         let alone = median(&mut self.times).as_secs_f64();
         println!(
             "\nARP enter/leave pair in sim-host ({} pairs; the loop alone, `-DARP_NONE`: {alone:.3} s):",
-            self.pairs
+            pairs
         );
         for (v, (variant, name)) in variants.iter().enumerate() {
             if matches!(variant, Variant::Average | Variant::All) {
-                let ns = (medians[v] - alone) / self.pairs as f64 * 1e9;
+                let ns = (medians[v] - alone) / pairs as f64 * 1e9;
                 println!("- {name}: {ns:.0} ns per pair");
             }
         }
@@ -288,7 +290,7 @@ fn main() {
         .any(|(v, _)| matches!(v, Variant::Average | Variant::All));
     let arpcalls = guests.iter().position(|g| g.0 == "arpcalls-bench");
     let mut pair_cost = match arpcalls {
-        Some(g) if measures_sim_host => PairCost::new(&guests_dir, &guests[g].3, &t, &dir),
+        Some(_) if measures_sim_host => PairCost::new(&guests_dir, &t),
         _ => None,
     };
 
