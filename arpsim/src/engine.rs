@@ -137,15 +137,6 @@ struct Aggregates {
 }
 
 impl Aggregates {
-    fn new() -> Self {
-        Aggregates::default()
-    }
-
-    #[inline]
-    fn intern(&mut self, parent: u32, sid: Sid) -> u32 {
-        self.paths.child(parent, sid)
-    }
-
     fn add(&mut self, node: u32, values: &[Value], histogram: bool) {
         if self.accs.len() <= node as usize {
             self.accs.resize_with(self.paths.len(), || None);
@@ -365,8 +356,8 @@ impl Engine {
             return Err(ArpError::NoCallbacks);
         }
         let sink = match mode {
-            Mode::RecordAverage => Sink::Aggregate(Aggregates::new(), false),
-            Mode::RecordHistogram => Sink::Aggregate(Aggregates::new(), true),
+            Mode::RecordAverage => Sink::Aggregate(Aggregates::default(), false),
+            Mode::RecordHistogram => Sink::Aggregate(Aggregates::default(), true),
             Mode::RecordAll => Sink::Stream(StreamedOutput::create(
                 &self.output,
                 &self.header(Mode::RecordAll, 0, false),
@@ -481,7 +472,8 @@ impl Engine {
         let mut missing = false;
         match &mut run.sink {
             Sink::Aggregate(aggs, _) => {
-                frame.path_node = aggs.intern(parent.map_or(0, |p| p.path_node), sid);
+                let parent_node = parent.map_or(PathInterner::ROOT, |p| p.path_node);
+                frame.path_node = aggs.paths.child(parent_node, sid);
             }
             Sink::Stream(_) => {}
             Sink::Playback(index) => {
