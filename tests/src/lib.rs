@@ -42,7 +42,7 @@ pub fn process_scratch() -> &'static Path {
     })
 }
 
-/// Removes `arpsim-e2e-cwd-<pid>-<n>` folders of processes that ended.
+/// Removes the `cwd` scratch folders of test processes that ended.
 fn remove_ended_processes_folders() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -51,7 +51,7 @@ fn remove_ended_processes_folders() {
         let name = entry.file_name();
         let Some(rest) = name
             .to_str()
-            .and_then(|n| n.strip_prefix("arpsim-e2e-cwd-"))
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX)?.strip_prefix("cwd-"))
         else {
             continue;
         };
@@ -138,12 +138,16 @@ pub fn sim_host_bin() -> PathBuf {
         .clone()
 }
 
+/// How every scratch folder's name begins: `<prefix><name>-<pid>-<n>`.
+const SCRATCH_PREFIX: &str = "arpsim-e2e-";
+
 /// A fresh scratch directory for one test, removed when the test is done
 /// with it, and kept (its path in the failure output) when the test fails.
 pub fn scratch(name: &str) -> Scratch {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("arpsim-e2e-{name}-{}-{n}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("{SCRATCH_PREFIX}{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     Scratch(dir)
