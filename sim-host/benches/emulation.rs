@@ -9,7 +9,7 @@
 //! (1,000,000 ARP enter/leave pairs) — each run by:
 //!
 //! - `bare unicorn`: the crate's own loader and engine set-up
-//!   (`machine::run` with `Counting::Off`): the regions mapped, the
+//!   (`engine::run` with `Counting::Off`): the regions mapped, the
 //!   segments written, one `emu_start`; no block, code or memory hook. The
 //!   guests print and exit through semihosting, so the only hook is the one
 //!   that serves it (the interrupt hook on ARM, a code hook on the
@@ -44,10 +44,10 @@
 //! `bare unicorn,sim-host record_all`).
 
 use arpsim::types::Mode;
-use sim_host::arp_host::ArpOptions;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, Counting, RunOptions, Stop};
-use sim_host::target::{self, Target};
+use sim_host::engine::{self, Counting, RunOptions, Stop};
+use sim_host::host::arp_host::ArpOptions;
+use sim_host::image::elf::GuestImage;
+use sim_host::model::target::{self, Target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -149,7 +149,7 @@ fn run_with_console(
         ..Default::default()
     };
     let start = Instant::now();
-    let outcome = machine::run(image.clone(), target.clone(), options).unwrap();
+    let outcome = engine::run(image.clone(), target.clone(), options).unwrap();
     let elapsed = start.elapsed();
     assert_eq!(outcome.stop, Stop::Exit(0), "{}", elf.display());
     (

@@ -5,8 +5,8 @@
 //!
 //! With FUNCTION, only blocks inside that function are printed.
 
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, ExecutionObserver, RunOptions};
+use sim_host::engine::{self, ExecutionObserver, RunOptions};
+use sim_host::image::elf::GuestImage;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
     let [target, elf, rest @ ..] = &args[..] else {
         anyhow::bail!("usage: trace_blocks TARGET ELF [FUNCTION]");
     };
-    let target = sim_host::target::builtin(target)?;
+    let target = sim_host::model::target::builtin(target)?;
     let image = GuestImage::load(elf.as_ref(), &target)?;
     let printer = Rc::new(RefCell::new(Printer {
         image: Rc::new(image.clone()),
@@ -48,13 +48,13 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let options = RunOptions {
         observers: vec![printer],
-        arp: sim_host::arp_host::ArpOptions {
+        arp: sim_host::host::arp_host::ArpOptions {
             file: Some(dir.join("data.arp")),
             ..Default::default()
         },
         ..Default::default()
     };
-    let outcome = machine::run(image, target, options)?;
+    let outcome = engine::run(image, target, options)?;
     let _ = std::fs::remove_dir_all(&dir);
     println!(
         "{:?}: {} instructions, {} cycles",

@@ -2,7 +2,22 @@
 //! executed block with a per-core cycle model, and records the costs of ARP
 //! sections with the arpsim engine on the host.
 //!
-//! See ARCHITECTURE.md for the code map and the invariants of each module.
+//! The library is in layers, each a folder, bottom to top (ARCHITECTURE.md,
+//! "Layers"; `tidy/tests/layers.rs` keeps every arrow pointing down):
+//!
+//! - [`model`]: what a core is and costs: target descriptions, decoding,
+//!   pricing, exit statuses; pure, no emulator;
+//! - [`image`]: the guest program: ELF segments, symbols, DWARF;
+//! - [`host`]: the services the engine gives a guest: semihosting and its
+//!   sandbox, threads, the ARP host and its plugins, signals, progress;
+//! - [`engine`]: Unicorn and the run: memory, pricing blocks, interception,
+//!   scheduling, stops, the debugger's handle;
+//! - [`observe`]: what is made of a run: reports, profiles, callgrind, trace
+//!   events, SIR, plots, playback findings;
+//! - [`tools`]: whole tasks: a run with its outputs ([`tools::session`]),
+//!   suites, the GDB stub, the SDK and project scaffolding.
+//!
+//! The binary's `cli` is the thin layer on top: arguments and printing.
 
 /// A line on standard error that never panics: when stderr is a closed
 /// pipe (`2>&1 | head -1`) the tool must still finish its work and write
@@ -42,27 +57,9 @@ macro_rules! show_raw {
     }};
 }
 
-pub mod arp_host;
-pub mod callgrind;
-pub mod cycles;
-pub mod decode;
-pub mod elf;
-pub mod gdb;
-pub mod machine;
-pub mod plugin;
-pub mod profile;
-pub mod progress;
-pub mod report;
-pub mod sandbox;
-pub mod scaffold;
-pub mod sdk;
-pub mod section_plot;
-pub mod semihost;
-pub mod signals;
-pub mod sirgen;
-pub mod suite;
-pub mod symbols;
-pub mod target;
-pub mod threads;
-pub mod trace_events;
-pub mod verify;
+pub mod engine;
+pub mod host;
+pub mod image;
+pub mod model;
+pub mod observe;
+pub mod tools;

@@ -5,11 +5,11 @@
 //! `make fuzz-long` runs many more (PROPTEST_CASES).
 
 use proptest::prelude::*;
-use sim_host::elf::GuestImage;
-use sim_host::sandbox::Sandbox;
-use sim_host::semihost::{self, Console, GuestMemory, MemoryFault, Semihost};
-use sim_host::suite::Manifest;
-use sim_host::target::{self, Target};
+use sim_host::host::sandbox::Sandbox;
+use sim_host::host::semihost::{self, Console, GuestMemory, MemoryFault, Semihost};
+use sim_host::image::elf::GuestImage;
+use sim_host::model::target::{self, Target};
+use sim_host::tools::suite::Manifest;
 use std::path::{Path, PathBuf};
 
 fn cases(default: u32) -> ProptestConfig {

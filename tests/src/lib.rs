@@ -199,25 +199,25 @@ pub struct Recorded {
 /// process), recording in record_all mode; the guest must exit with 0.
 /// `cmdline` is what picolibc parses (the same for a guest's variants).
 pub fn record(
-    t: sim_host::target::Target,
+    t: sim_host::model::target::Target,
     guests_of: &str,
     example: &str,
     cmdline: &str,
 ) -> Recorded {
     use arpsim::query::{Dataset, TraceValue};
-    use sim_host::machine::{self, RunOptions, Stop};
-    let image = sim_host::elf::GuestImage::load(&guest(guests_of, example), &t).unwrap();
+    use sim_host::engine::{self, RunOptions, Stop};
+    let image = sim_host::image::elf::GuestImage::load(&guest(guests_of, example), &t).unwrap();
     let dir = scratch(&format!("record-{guests_of}-{example}"));
     let file = dir.join("data.arp");
     let options = RunOptions {
         cmdline: cmdline.into(),
-        arp: sim_host::arp_host::ArpOptions {
+        arp: sim_host::host::arp_host::ArpOptions {
             file: Some(file.clone()),
             ..Default::default()
         },
         ..Default::default()
     };
-    let outcome = machine::run(image, t, options).unwrap();
+    let outcome = engine::run(image, t, options).unwrap();
     assert_eq!(outcome.stop, Stop::Exit(0));
     let mut samples = Vec::new();
     if file.exists() {

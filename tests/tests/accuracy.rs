@@ -7,7 +7,7 @@
 //! comments of accuracy.c. If gcc's output changes, re-derive there and
 //! here.
 
-use sim_host::target;
+use sim_host::model::target;
 use std::collections::BTreeMap;
 
 /// Iterations of the shorter run (accuracy.c's N).

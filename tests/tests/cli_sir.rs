@@ -4,7 +4,7 @@
 //! fail with FILE:LINE:COLUMN, and a conversion lists what it lost.
 
 use e2e_tests::{repo_root, scratch, sim_host_bin};
-use sim_host::sirgen::sir;
+use sim_host::observe::sirgen::sir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -14,7 +14,7 @@
 //! Every number below comes from the target files' cycle tables, which
 //! cite the cores' manuals; the comments say which row.
 
-use sim_host::target;
+use sim_host::model::target;
 
 const ITER: u64 = 100;
 
@@ -253,7 +253,8 @@ fn flash_wait_states_cost_each_fetch() {
             &format!("access = \"rx\", wait_states = {ws}"),
         );
         assert!(ws == 0 || text != base, "the flash region line changed");
-        let t = sim_host::target::Target::parse(&text, std::path::Path::new("ws.toml")).unwrap();
+        let t =
+            sim_host::model::target::Target::parse(&text, std::path::Path::new("ws.toml")).unwrap();
         let (samples, cycles, _) = run_on(t, "cortex-m4", "microbench");
         runs.push((ws, samples, cycles));
     }

@@ -2,12 +2,12 @@
 //! trace-event timeline, read back and checked against the run.
 
 use e2e_tests::{guest, have, scratch};
-use sim_host::arp_host::ArpOptions;
-use sim_host::callgrind::CallgrindCollector;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, Observer, RunOptions, RunOutcome, Stop};
-use sim_host::target;
-use sim_host::trace_events::{self, TraceOptions};
+use sim_host::engine::{self, Observer, RunOptions, RunOutcome, Stop};
+use sim_host::host::arp_host::ArpOptions;
+use sim_host::image::elf::GuestImage;
+use sim_host::model::target;
+use sim_host::observe::callgrind::CallgrindCollector;
+use sim_host::observe::trace_events::{self, TraceOptions};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -102,7 +102,7 @@ fn run(
     let clock = t.clock_hz;
     let image = GuestImage::load(&guest(target_name, example), &t).unwrap();
     let dir = scratch(&format!("profiles-{target_name}-{example}"));
-    let outcome = machine::run(
+    let outcome = engine::run(
         image,
         t,
         RunOptions {

@@ -4,7 +4,7 @@
 //! them. Skipped, with a message, where qemu is not installed.
 
 use e2e_tests::{expected_output, guest, have};
-use sim_host::target;
+use sim_host::model::target;
 use std::process::Command;
 use std::time::Duration;
 

@@ -3,20 +3,20 @@
 //! validity in both dialects, and the trip counts, cycles and strides the
 //! profile of a run writes into it.
 
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, RunOptions, Stop};
-use sim_host::profile::{annotate, Measure, ProfileCollector, ProfileData};
-use sim_host::sirgen::sir::annotation::Metric;
-use sim_host::sirgen::sir::apart::{CodeRegion, RegionType, Sir, Unit};
-use sim_host::sirgen::{self, Dialect, Generated, ARP_NS};
+use sim_host::engine::{self, RunOptions, Stop};
+use sim_host::image::elf::GuestImage;
+use sim_host::observe::profile::{annotate, Measure, ProfileCollector, ProfileData};
+use sim_host::observe::sirgen::sir::annotation::Metric;
+use sim_host::observe::sirgen::sir::apart::{CodeRegion, RegionType, Sir, Unit};
+use sim_host::observe::sirgen::{self, Dialect, Generated, ARP_NS};
 use std::cell::RefCell;
 use std::rc::Rc;
 
 const TARGETS: [&str; 2] = ["cortex-m4", "rv32imac"];
 
-fn load(target_name: &str) -> (GuestImage, Vec<u8>, sim_host::target::Target) {
+fn load(target_name: &str) -> (GuestImage, Vec<u8>, sim_host::model::target::Target) {
     let path = e2e_tests::guest(target_name, "filter");
-    let target = sim_host::target::builtin(target_name).unwrap();
+    let target = sim_host::model::target::builtin(target_name).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let image = GuestImage::parse(&bytes, &path, &target).unwrap();
     (image, bytes, target)
@@ -25,7 +25,7 @@ fn load(target_name: &str) -> (GuestImage, Vec<u8>, sim_host::target::Target) {
 fn generate(
     target_name: &str,
     dialect: Dialect,
-) -> (Generated, GuestImage, sim_host::target::Target) {
+) -> (Generated, GuestImage, sim_host::model::target::Target) {
     let (image, bytes, target) = load(target_name);
     let generated = sirgen::generate(&image, &bytes, &target, dialect).unwrap();
     (generated, image, target)
@@ -213,7 +213,7 @@ fn without_dwarf_the_sir_has_units_and_loops_but_no_positions() {
 fn the_periscope_dialect_validates_and_names_the_sections() {
     for t in TARGETS {
         let (g, _, _) = generate(t, Dialect::Periscope);
-        let sim_host::sirgen::sir::Document::Periscope(psc) = &g.document else {
+        let sim_host::observe::sirgen::sir::Document::Periscope(psc) = &g.document else {
             panic!("{t}: not Periscope");
         };
         assert!(psc.validate().is_valid(), "{t}: {}", psc.validate());
@@ -232,7 +232,7 @@ fn the_periscope_dialect_validates_and_names_the_sections() {
         g.write(&mut xml).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         assert!(xml.contains("xmlns=\"http://www.lrr.in.tum.de/Periscope\""));
-        let parsed = sim_host::sirgen::sir::periscope::parse_str(&xml)
+        let parsed = sim_host::observe::sirgen::sir::periscope::parse_str(&xml)
             .unwrap()
             .document;
         assert_eq!(&parsed, psc, "{t}: round trip");
@@ -246,7 +246,7 @@ fn profile(t: &str, memory: bool) -> (Generated, ProfileData) {
         observers: vec![collector.clone()],
         ..RunOptions::default()
     };
-    let outcome = machine::run(image, target, options).unwrap();
+    let outcome = engine::run(image, target, options).unwrap();
     assert_eq!(outcome.stop, Stop::Exit(0), "{t}");
     let data = collector.borrow().data();
     assert_eq!(data.total_cycles, outcome.cycles, "{t}");
@@ -345,10 +345,10 @@ fn the_profile_measures_the_loop_bounds_of_the_filter() {
         assert!(main.inclusive_cycles > data.total_cycles * 9 / 10, "{t}");
 
         // Written into the SIR, which still validates.
-        let mut doc = sim_host::sirgen::sir::Document::Apart(g.apart.clone());
+        let mut doc = sim_host::observe::sirgen::sir::Document::Apart(g.apart.clone());
         assert!(annotate(&mut doc, &data) > 0);
         assert!(doc.validate().is_valid(), "{t}");
-        let sim_host::sirgen::sir::Document::Apart(annotated) = &doc else {
+        let sim_host::observe::sirgen::sir::Document::Apart(annotated) = &doc else {
             unreachable!()
         };
         let x_id = region_in(sir, &data, "filter_vertically", &[0, 0, 0, 0])
@@ -378,7 +378,7 @@ fn the_profile_measures_the_loop_bounds_of_the_filter() {
         let mut xml = Vec::new();
         doc.write(&mut xml).unwrap();
         let reparsed =
-            sim_host::sirgen::sir::parse_str(std::str::from_utf8(&xml).unwrap()).unwrap();
+            sim_host::observe::sirgen::sir::parse_str(std::str::from_utf8(&xml).unwrap()).unwrap();
         assert_eq!(reparsed.document, doc, "{t}: round trip");
     }
 }
@@ -420,12 +420,13 @@ fn the_profiler_writes_an_annotated_sir_of_either_dialect() {
         ("rv32imac", Dialect::Apart),
     ] {
         let (image, _, target) = load(t);
-        let profiler = sim_host::profile::Profiler::new(&image, &target, dialect, false).unwrap();
+        let profiler =
+            sim_host::observe::profile::Profiler::new(&image, &target, dialect, false).unwrap();
         let options = RunOptions {
             observers: vec![profiler.observer()],
             ..RunOptions::default()
         };
-        let outcome = machine::run(image, target, options).unwrap();
+        let outcome = engine::run(image, target, options).unwrap();
         assert_eq!(outcome.stop, Stop::Exit(0));
         let dir = std::env::temp_dir().join(format!("sir-generate-{}-{t}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -433,7 +434,9 @@ fn the_profiler_writes_an_annotated_sir_of_either_dialect() {
         profiler.write(&path).unwrap();
         let xml = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        let parsed = sim_host::sirgen::sir::parse_str(&xml).unwrap().document;
+        let parsed = sim_host::observe::sirgen::sir::parse_str(&xml)
+            .unwrap()
+            .document;
         assert_eq!(parsed.dialect(), dialect, "{t}");
         assert!(parsed.validate().is_valid(), "{t}: {}", parsed.validate());
         assert!(xml.contains("m:tripCountMax=\"320\""), "{t}");

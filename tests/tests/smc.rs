@@ -7,9 +7,9 @@
 //! (no hooks but semihosting), whose memory set-up is the same.
 
 use e2e_tests::guest;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, Counting, RunOptions, Stop};
-use sim_host::target;
+use sim_host::engine::{self, Counting, RunOptions, Stop};
+use sim_host::image::elf::GuestImage;
+use sim_host::model::target;
 
 #[test]
 fn rewritten_code_runs_in_its_new_version() {
@@ -21,7 +21,7 @@ fn rewritten_code_runs_in_its_new_version() {
                 counting,
                 ..Default::default()
             };
-            let outcome = machine::run(image.clone(), t.clone(), options).unwrap();
+            let outcome = engine::run(image.clone(), t.clone(), options).unwrap();
             let console = String::from_utf8(outcome.console.clone()).unwrap();
             // "smc: N calls, F fresh, sum S": every call fresh
             let words: Vec<&str> = console.split_whitespace().collect();
@@ -58,7 +58,7 @@ fn rewritten_code_is_priced_anew() {
                 cmdline: "smc".into(),
                 ..Default::default()
             };
-            let outcome = machine::run(image, t.clone(), options).unwrap();
+            let outcome = engine::run(image, t.clone(), options).unwrap();
             assert_eq!(outcome.stop, Stop::Exit(0), "{name} {example}");
             (outcome.cycles, outcome.instructions)
         });

@@ -3,7 +3,7 @@
 //! and field; a failing entry fails the suite without stopping the others.
 
 use e2e_tests::{guest, repo_root, scratch, sim_host_bin};
-use sim_host::suite::{self, Manifest};
+use sim_host::tools::suite::{self, Manifest};
 use std::process::Command;
 
 fn examples() -> Manifest {

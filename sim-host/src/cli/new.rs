@@ -2,7 +2,7 @@
 //! own that builds and runs in the simulator with one command each.
 
 use anyhow::{Context, Result};
-use sim_host::scaffold::{self, Lang};
+use sim_host::tools::scaffold::{self, Lang};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -27,8 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let target = sim_host::target::builtin(&args.target)?;
-    let sdk = sim_host::sdk::ensure_default().context("installing the guest SDK")?;
+    let target = sim_host::model::target::builtin(&args.target)?;
+    let sdk = sim_host::tools::sdk::ensure_default().context("installing the guest SDK")?;
     let lang = match args.lang {
         LangArg::C => Lang::C,
         LangArg::Rust => Lang::Rust,

@@ -12,28 +12,19 @@
 //! option's value), 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM,
 //! 137 ended by gdb's `kill` (`--gdb`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use arpsim::types::{FileFormat, Mode};
-use sim_host::arp_host::{ArpOptions, Measure};
-use sim_host::callgrind::CallgrindCollector;
-use sim_host::elf::GuestImage;
-use sim_host::machine::{self, Observer, RunOptions, RunOutcome, Stop};
-use sim_host::report::Report;
-use sim_host::signals::{self, StopRequest};
-use sim_host::target::{self, Target};
-use sim_host::{say, say_raw, trace_events};
-use std::cell::RefCell;
+use sim_host::engine::{MachineError, RunOptions, Stop};
+use sim_host::host::arp_host::ArpOptions;
+use sim_host::host::counters::Measure;
+use sim_host::host::signals::{self, StopRequest};
+use sim_host::model::exit;
+use sim_host::model::limits::{MAX_CORES, MAX_THREAD_STACK, MIN_THREAD_STACK};
+use sim_host::tools::session::{self, Finished, Outputs, RunSpec, TargetSource};
+use sim_host::{say, say_raw};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::time::Duration;
-
-pub const EXIT_FAULT: i32 = 120;
-pub const EXIT_ARP_ERROR: i32 = 121;
-pub const EXIT_CYCLE_LIMIT: i32 = 122;
-pub const EXIT_TIMEOUT: i32 = 123;
-pub const EXIT_VERIFICATION: i32 = 124;
-pub const EXIT_SETUP: i32 = 125;
 
 /// ARP modes (manual 6.2), as `--mode` takes them.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -79,7 +70,7 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("`{text}`: expected a number of seconds"))?;
-    machine::timeout_from_seconds(seconds)
+    sim_host::model::limits::timeout_from_seconds(seconds)
 }
 
 #[derive(clap::Args)]
@@ -127,14 +118,14 @@ pub struct Args {
     #[arg(long)]
     pub playback: Option<PathBuf>,
     /// Simulated cores (default: the target's).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=machine::MAX_CORES as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_CORES as i64))]
     pub cores: Option<u32>,
     /// Stack size in bytes of each thread the guest creates.
     #[arg(
         long,
         default_value_t = 8 * 1024,
         value_parser = clap::value_parser!(u64)
-            .range(machine::MIN_THREAD_STACK..=machine::MAX_THREAD_STACK)
+            .range(MIN_THREAD_STACK..=MAX_THREAD_STACK)
     )]
     pub thread_stack: u64,
     /// The guest's output must equal this file's content.
@@ -170,7 +161,7 @@ pub struct Args {
     /// library and, after the first `:`, the text passed to its init.
     /// Repeatable; its sets are recorded in data.arp after the host's.
     #[arg(long = "plugin", value_name = "PATH.so[:ARGS]")]
-    pub plugins: Vec<sim_host::plugin::PluginSpec>,
+    pub plugins: Vec<sim_host::host::plugin::PluginSpec>,
     /// Write a function-level profile in the callgrind format (KCachegrind,
     /// QCachegrind, callgrind_annotate): cycles and instructions per
     /// function, with call edges.
@@ -199,7 +190,7 @@ pub struct Args {
     #[arg(
         long,
         value_name = "[ADDR:]PORT",
-        value_parser = sim_host::gdb::parse_address,
+        value_parser = sim_host::tools::gdb::parse_address,
         num_args = 0..=1,
         default_missing_value = "3333",
         conflicts_with = "timeout"
@@ -215,39 +206,51 @@ pub struct Args {
 }
 
 impl Args {
-    /// Every file the run will write, with the option that names it.
-    fn outputs(&self) -> Vec<(&'static str, &Path)> {
-        [
-            ("-o", &self.arp_file),
-            ("--report-json", &self.report_json),
-            ("--profile", &self.profile),
-            ("--callgrind", &self.callgrind),
-            ("--trace-events", &self.trace_events),
-        ]
-        .into_iter()
-        .filter_map(|(option, path)| path.as_deref().map(|p| (option, p)))
-        .collect()
+    /// The run these arguments ask for, of `elf`.
+    fn spec(&self, elf: PathBuf, stop: &StopRequest) -> RunSpec {
+        let target = match &self.target_file {
+            Some(path) => TargetSource::File(path.clone()),
+            None => TargetSource::Builtin(self.target.clone()),
+        };
+        let engine = RunOptions {
+            max_cycles: self.max_cycles,
+            timeout: self.timeout,
+            fs_root: self.fs_root.clone(),
+            echo: true,
+            interrupt: Some(stop.flag()),
+            arp: ArpOptions {
+                mode: self.mode.map(Mode::from),
+                file: self.arp_file.clone(),
+                format: self.arp_format.map(FileFormat::from),
+                gzip: self.gzip,
+                measures: self.measure.clone(),
+                playback: self.playback.clone(),
+                allow_guest_file_name: self.allow_guest_file_name,
+                fs_root: self.fs_root.clone(),
+                ..Default::default()
+            },
+            cores: self.cores.map(|c| c as usize),
+            thread_stack: Some(self.thread_stack),
+            ..Default::default()
+        };
+        RunSpec {
+            guest_args: self.guest_args.clone(),
+            engine,
+            plugins: self.plugins.clone(),
+            outputs: Outputs {
+                report_json: self.report_json.clone(),
+                profile: self.profile.clone(),
+                profile_memory: self.profile_memory,
+                callgrind: self.callgrind.clone(),
+                trace_events: self.trace_events.clone(),
+                trace_limit: self.trace_limit,
+            },
+            expect_output: self.expect_output.clone(),
+            compare: self.compare.clone(),
+            progress: !self.no_progress && (self.progress || std::io::stderr().is_terminal()),
+            ..RunSpec::new(elf, target)
+        }
     }
-}
-
-fn load_target(args: &Args) -> Result<Target> {
-    Ok(match &args.target_file {
-        Some(path) => Target::load(path)?,
-        None => target::builtin(&args.target)?,
-    })
-}
-
-/// What the run needs, prepared before the first instruction.
-struct Prepared {
-    target: Target,
-    image: GuestImage,
-    options: RunOptions,
-    profiler: Option<sim_host::profile::Profiler>,
-    callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
-    expected_output: Option<Vec<u8>>,
-    measured: Option<u64>,
-    /// Drawn while the guest runs; erased when dropped.
-    progress: Option<sim_host::progress::Progress>,
 }
 
 /// The ELF: before `--`, or first after it (the cargo-runner form
@@ -267,37 +270,28 @@ pub fn run(mut args: Args) -> Result<i32> {
             "sim-host: no ELF given: sim-host run [OPTIONS] ELF [-- ARGS...], \
              or as a cargo runner: sim-host run [OPTIONS] -- ELF [ARGS...]"
         );
-        return Ok(EXIT_SETUP);
+        return Ok(exit::SETUP);
     };
     let stop = match signals::install() {
         Ok(stop) => stop,
         Err(e) => {
             say!("sim-host: cannot install the signal handlers: {e}");
-            return Ok(EXIT_SETUP);
+            return Ok(exit::SETUP);
         }
     };
-    let prepared = match prepare(&args, &elf, &stop) {
+    let spec = args.spec(elf, &stop);
+    let mut prepared = match session::prepare(&spec) {
         Ok(p) => p,
         Err(e) => {
             say!("sim-host: {}", super::error_text(&e));
-            return Ok(EXIT_SETUP);
+            return Ok(exit::SETUP);
         }
     };
-    let Prepared {
-        target,
-        image,
-        mut options,
-        profiler,
-        callgrind,
-        expected_output,
-        measured,
-        progress,
-    } = prepared;
-    let (name, clock) = (target.name.clone(), target.clock_hz);
     if let Some(address) = args.gdb {
         match link_to_gdb(address, args.gdb_no_wait, &stop) {
             Ok(Some(link)) => {
-                options.debugger = Some(sim_host::gdb::debugger(target.arch, link));
+                let arch = prepared.target.arch;
+                prepared.options.debugger = Some(sim_host::tools::gdb::debugger(arch, link));
             }
             Ok(None) => {
                 let signal = stop.signal().unwrap_or(0);
@@ -305,151 +299,24 @@ pub fn run(mut args: Args) -> Result<i32> {
                     "sim-host: stopped by {} while waiting for GDB",
                     signals::name(signal)
                 );
-                return Ok(signals::exit_status(signal));
+                return Ok(exit::for_signal(signal));
             }
             Err(e) => {
                 say!("sim-host: --gdb {address}: {e}");
-                return Ok(EXIT_SETUP);
+                return Ok(exit::SETUP);
             }
         }
     }
-    let outcome = machine::run(image, target, options);
-    drop(progress);
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e @ machine::MachineError::Setup { .. })
-        | Err(e @ machine::MachineError::UnknownCpu { .. }) => {
+    let finished = match session::execute(&spec, prepared) {
+        Ok(f) => f,
+        Err(e @ MachineError::Setup { .. }) | Err(e @ MachineError::UnknownCpu { .. }) => {
             say!("sim-host: {e}");
-            return Ok(EXIT_SETUP);
+            return Ok(exit::SETUP);
         }
         Err(e) => return Err(e.into()),
     };
-    let mut report = Report::new(&outcome, &elf.display().to_string(), &name, clock);
-    let mut failed_outputs = write_profiles(&args, &outcome, &report, profiler, callgrind);
-    let verified = verify(
-        &args,
-        &outcome,
-        &mut report,
-        expected_output.as_deref(),
-        measured,
-    );
-    let no_recording = tell_how_it_ended(&args, &outcome, &report);
-    if !args.quiet {
-        say_raw!("\n{}", report.to_text());
-    } else {
-        // the verdict is the point of a playback run: always shown
-        say_raw!("{}", report.playback_text());
-    }
-    if let Some(path) = &args.report_json {
-        let json = serde_json::to_string_pretty(&report)? + "\n";
-        if let Err(e) = arpsim::output::write(path, json) {
-            say!("sim-host: writing {}: {e}", path.display());
-            failed_outputs = true;
-        }
-    }
-    let status = exit_status(&outcome.stop, verified);
-    Ok(match status {
-        // A run that went well but lost a result still failed.
-        0 if failed_outputs || no_recording => EXIT_ARP_ERROR,
-        s => s,
-    })
-}
-
-/// Checks every option and output, loads the target and the ELF: all that
-/// can fail before the guest runs.
-fn prepare(args: &Args, elf: &Path, stop: &StopRequest) -> Result<Prepared> {
-    arpsim::output::preflight(&args.outputs()).map_err(anyhow::Error::msg)?;
-    if let Some(root) = &args.fs_root {
-        if !root.is_dir() {
-            bail!("--fs-root {}: no such directory", root.display());
-        }
-    }
-    if let Some(p) = &args.playback {
-        if !p.is_file() {
-            bail!(
-                "--playback {}: no such file (a recorded data.arp)",
-                p.display()
-            );
-        }
-    }
-    let target = load_target(args)?;
-    let image = GuestImage::load(elf, &target)?;
-    if args.arp_file.is_some() && !sim_host::arp_host::can_record(&image) {
-        bail!(
-            "-o {}: {} has no ARP entry points (arpsim_start, arp_enter, ...): it is stripped \
-             or was built without guest-shim's stubs, so it cannot record data.arp",
-            args.arp_file.as_deref().unwrap_or(Path::new("")).display(),
-            elf.display()
-        );
-    }
-    let profiler = args
-        .profile
-        .as_ref()
-        .map(|_| {
-            sim_host::profile::Profiler::new(
-                &image,
-                &target,
-                sim_host::sirgen::Dialect::Apart,
-                args.profile_memory,
-            )
-        })
-        .transpose()?;
-    let callgrind = match &args.callgrind {
-        None => None,
-        Some(_) => Some(Rc::new(RefCell::new(CallgrindCollector::new(&image)?))),
-    };
-    let mut observers: Vec<Observer> = profiler.iter().map(|p| p.observer()).collect();
-    if let Some(c) = &callgrind {
-        observers.push(c.clone());
-    }
-    let expected_output = args
-        .expect_output
-        .as_ref()
-        .map(|p| std::fs::read(p).with_context(|| format!("--expect-output {}", p.display())))
-        .transpose()?;
-    let measured = args
-        .compare
-        .as_ref()
-        .map(|p| measured_cycles(p).with_context(|| format!("--compare {}", p.display())))
-        .transpose()?;
-    let show_progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
-    let progress = show_progress.then(|| sim_host::progress::Progress::start(target.clock_hz));
-    let options = RunOptions {
-        progress: progress.as_ref().map(|p| p.shared()),
-        max_cycles: args.max_cycles,
-        timeout: args.timeout,
-        fs_root: args.fs_root.clone(),
-        cmdline: guest_cmdline(elf, &args.guest_args),
-        echo: true,
-        interrupt: Some(stop.flag()),
-        arp: ArpOptions {
-            mode: args.mode.map(Mode::from),
-            file: args.arp_file.clone(),
-            format: args.arp_format.map(FileFormat::from),
-            gzip: args.gzip,
-            measures: args.measure.clone(),
-            playback: args.playback.clone(),
-            trace_events: args.trace_events.as_ref().map(|_| args.trace_limit),
-            plugins: sim_host::plugin::Plugin::load_all(&args.plugins, target.clock_hz)?,
-            allow_guest_file_name: args.allow_guest_file_name,
-            fs_root: args.fs_root.clone(),
-        },
-        observers,
-        counting: Default::default(),
-        cores: args.cores.map(|c| c as usize),
-        thread_stack: Some(args.thread_stack),
-        debugger: None,
-    };
-    Ok(Prepared {
-        target,
-        image,
-        options,
-        profiler,
-        callgrind,
-        expected_output,
-        measured,
-        progress,
-    })
+    tell(&spec, &finished, args.quiet);
+    Ok(finished.exit_status())
 }
 
 /// Listens on `address` and waits for gdb (unless `no_wait`); `None` if a
@@ -458,116 +325,48 @@ fn link_to_gdb(
     address: std::net::SocketAddr,
     no_wait: bool,
     stop: &StopRequest,
-) -> std::io::Result<Option<sim_host::gdb::GdbLink>> {
+) -> std::io::Result<Option<sim_host::tools::gdb::GdbLink>> {
     let listener = std::net::TcpListener::bind(address)?;
     let how = format!("gdb-multiarch ELF -ex 'target remote {address}'");
     if no_wait {
         say!("sim-host: GDB may connect on {address} ({how})");
-        return Ok(Some(sim_host::gdb::GdbLink::Later(listener)));
+        return Ok(Some(sim_host::tools::gdb::GdbLink::Later(listener)));
     }
     say!("sim-host: waiting for GDB on {address} ({how})");
-    let stream = sim_host::gdb::accept(&listener, stop)?;
-    Ok(stream.map(sim_host::gdb::GdbLink::Connected))
+    let stream = sim_host::tools::gdb::accept(&listener, stop)?;
+    Ok(stream.map(sim_host::tools::gdb::GdbLink::Connected))
 }
 
-/// SYS_GET_CMDLINE's text: the program's file name and its arguments.
-fn guest_cmdline(elf: &Path, args: &[String]) -> String {
-    let program = elf
-        .file_name()
-        .map_or("guest".into(), |n| n.to_string_lossy().into_owned());
-    std::iter::once(program)
-        .chain(args.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Writes the profile, callgrind and trace-event files; returns whether
-/// one of them failed (each failure is reported).
-fn write_profiles(
-    args: &Args,
-    outcome: &RunOutcome,
-    report: &Report,
-    profiler: Option<sim_host::profile::Profiler>,
-    callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
-) -> bool {
-    let mut failed = false;
-    let mut check = |what: &str, path: &Path, result: Result<()>| {
-        if let Err(e) = result {
-            say!(
-                "sim-host: writing the {what} {}: {}",
-                path.display(),
-                super::error_text(&e)
-            );
-            failed = true;
-        }
-    };
-    if let (Some(p), Some(path)) = (&profiler, &args.profile) {
-        check("profile", path, p.write(path).map_err(Into::into));
+/// Prints what became of the outputs, why the run stopped when it was not
+/// the guest's own exit, and the report.
+fn tell(spec: &RunSpec, finished: &Finished, quiet: bool) {
+    for message in &finished.output_errors {
+        say!("sim-host: {message}");
     }
-    if let (Some(c), Some(path)) = (&callgrind, &args.callgrind) {
-        check(
-            "callgrind profile",
-            path,
-            c.borrow().write(path).map_err(Into::into),
+    let outcome = &finished.outcome;
+    if spec.outputs.trace_events.is_some() && outcome.section_events_dropped > 0 {
+        say!(
+            "sim-host: --trace-events: {} section events beyond --trace-limit {} were dropped",
+            outcome.section_events_dropped,
+            spec.outputs.trace_limit
         );
     }
-    if let Some(path) = &args.trace_events {
-        let options = trace_events::TraceOptions {
-            clock_hz: report.clock_hz,
-            // named from the report: its sources are located already
-            names: trace_events::names_from_sections(&report.sections),
-            dropped: outcome.section_events_dropped,
-            limit: Some(args.trace_limit),
-        };
-        let result = trace_events::write(path, &outcome.section_events, &options);
-        check("trace events", path, result.map_err(Into::into));
-        if outcome.section_events_dropped > 0 {
-            say!(
-                "sim-host: --trace-events: {} section events beyond --trace-limit {} were dropped",
-                outcome.section_events_dropped,
-                args.trace_limit
-            );
-        }
+    tell_how_it_ended(spec, finished);
+    if !quiet {
+        say_raw!("\n{}", finished.report.to_text());
+    } else {
+        // the verdict is the point of a playback run: always shown
+        say_raw!("{}", finished.report.playback_text());
     }
-    failed
-}
-
-/// Adds the playback prediction and the output check to the report;
-/// returns whether everything that was to be verified was.
-fn verify(
-    args: &Args,
-    outcome: &RunOutcome,
-    report: &mut Report,
-    expected_output: Option<&[u8]>,
-    measured: Option<u64>,
-) -> bool {
-    if let Some(recording) = &args.playback {
-        let sequential = arpsim::tools::stats(recording)
-            .ok()
-            .map(|stats| sim_host::report::recorded_total(&stats));
-        report.predict(sequential, measured);
-    } else if measured.is_some() {
-        report.predict(None, measured);
+    if let Some(message) = &finished.report_error {
+        say!("sim-host: {message}");
     }
-    let mut verified = report.playback.as_ref().is_none_or(|p| p.exact);
-    if let Some(expected) = expected_output {
-        if outcome.console != expected {
-            verified = false;
-            report.warnings.push(format!(
-                "the guest's output ({} bytes) differs from --expect-output ({} bytes){}",
-                outcome.console.len(),
-                expected.len(),
-                first_difference(&outcome.console, expected)
-            ));
-        }
-    }
-    verified
 }
 
 /// Says why the run stopped when it was not the guest's own exit, and what
-/// became of data.arp; returns whether a data.arp asked for with `-o` was
-/// never started.
-fn tell_how_it_ended(args: &Args, outcome: &RunOutcome, report: &Report) -> bool {
+/// became of data.arp.
+fn tell_how_it_ended(spec: &RunSpec, finished: &Finished) {
+    let (outcome, report) = (&finished.outcome, &finished.report);
     match &outcome.stop {
         Stop::Exit(_) => {}
         Stop::Fault(f) => say!("sim-host: guest fault: {f}"),
@@ -579,47 +378,11 @@ fn tell_how_it_ended(args: &Args, outcome: &RunOutcome, report: &Report) -> bool
     if let Some(e) = &outcome.arp_error {
         say!("sim-host: writing data.arp failed: {e}");
     }
-    let never_started = args.arp_file.is_some()
-        && outcome.arp_file.is_none()
-        && outcome.arp_error.is_none()
-        && matches!(outcome.stop, Stop::Exit(_));
-    if never_started {
+    if finished.never_recorded {
+        let file = spec.engine.arp.file.as_deref().unwrap_or(Path::new(""));
         say!(
             "sim-host: -o {}: the guest never called arpsim_start (or arp_start), so nothing was recorded",
-            args.arp_file.as_deref().unwrap_or(Path::new("")).display()
+            file.display()
         );
     }
-    never_started
-}
-
-fn exit_status(stop: &Stop, verified: bool) -> i32 {
-    match *stop {
-        Stop::Exit(0) if !verified => EXIT_VERIFICATION,
-        Stop::Exit(status) => status,
-        Stop::Fault(_) => EXIT_FAULT,
-        Stop::Arp(_) => EXIT_ARP_ERROR,
-        Stop::CycleLimit(_) => EXIT_CYCLE_LIMIT,
-        Stop::Timeout(_) => EXIT_TIMEOUT,
-        Stop::Interrupted(signal) => signals::exit_status(signal),
-    }
-}
-
-/// The measured (parallel) cycles of another run's JSON report.
-fn measured_cycles(path: &std::path::Path) -> Result<u64> {
-    let text = std::fs::read_to_string(path)?;
-    let json: serde_json::Value = serde_json::from_str(&text).context("not a JSON report")?;
-    json["totals"]["cycles"]
-        .as_u64()
-        .context("no field totals.cycles: not a sim-host report (--report-json)")
-}
-
-/// Where two outputs first differ, as ": line N" (1-based).
-fn first_difference(got: &[u8], expected: &[u8]) -> String {
-    let at = got
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(got.len().min(expected.len()));
-    let line = 1 + got[..at].iter().filter(|b| **b == b'\n').count();
-    format!(": first difference on line {line}")
 }

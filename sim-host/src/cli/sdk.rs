@@ -27,11 +27,11 @@ pub fn run(args: Args) -> Result<()> {
     let command = if args.print_path { None } else { args.command };
     match command {
         None => {
-            let dir = sim_host::sdk::ensure_default().context("installing the guest SDK")?;
+            let dir = sim_host::tools::sdk::ensure_default().context("installing the guest SDK")?;
             sim_host::show!("{}", dir.display());
         }
         Some(Command::Install { dir }) => {
-            sim_host::sdk::install(&dir)
+            sim_host::tools::sdk::install(&dir)
                 .with_context(|| format!("installing the guest SDK into {}", dir.display()))?;
             sim_host::say!("sim-host: guest SDK written to {}", dir.display());
         }

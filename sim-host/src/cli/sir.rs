@@ -14,9 +14,9 @@
 //!   standard error.
 
 use anyhow::{bail, Context, Result};
-use sim_host::elf::GuestImage;
-use sim_host::sirgen::{self, Dialect};
-use sim_host::target::{self, Target};
+use sim_host::image::elf::GuestImage;
+use sim_host::model::target::{self, Target};
+use sim_host::observe::sirgen::{self, Dialect};
 use sir::convert::Loss;
 use sir::diagnostic::{Diagnostic, Severity};
 use std::path::{Path, PathBuf};

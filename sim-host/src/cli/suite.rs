@@ -20,16 +20,13 @@
 
 use anyhow::Result;
 use arpsim::output::Destination;
-use sim_host::signals;
-use sim_host::suite::merge::{self, MergeError};
-use sim_host::suite::{self, shard, EntryFiles, Manifest, RunPlan, Shard, SuiteReport};
+use sim_host::host::signals;
+use sim_host::model::exit;
+use sim_host::tools::suite::merge::{self, MergeError};
+use sim_host::tools::suite::{self, shard, EntryFiles, Manifest, RunPlan, Shard, SuiteReport};
 use sim_host::{say, say_raw, show_raw};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_INCOMPLETE: i32 = 124;
-pub const EXIT_SETUP: i32 = 125;
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -94,7 +91,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     Ok(run_manifest(&args).unwrap_or_else(|message| {
         say!("sim-host: {message}");
-        EXIT_SETUP
+        exit::SETUP
     }))
 }
 
@@ -128,9 +125,13 @@ fn run_manifest(args: &Args) -> Result<i32, String> {
     outputs.write(&report)?;
     if let Some(signal) = stop.signal() {
         say!("sim-host: suite interrupted by {}", signals::name(signal));
-        return Ok(signals::exit_status(signal));
+        return Ok(exit::for_signal(signal));
     }
-    Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
+    Ok(if report.all_passed() {
+        0
+    } else {
+        exit::SUITE_FAILED
+    })
 }
 
 fn jobs(args: &Args) -> usize {
@@ -292,7 +293,7 @@ fn run_merge(args: &MergeArgs) -> i32 {
     }
     if let Err(e) = check_merge_outputs(&outputs, &args.results) {
         say!("sim-host: suite merge: {e}");
-        return EXIT_SETUP;
+        return exit::SETUP;
     }
     let mut parts = Vec::new();
     for path in &args.results {
@@ -300,7 +301,7 @@ fn run_merge(args: &MergeArgs) -> i32 {
             Ok(p) => parts.push(p),
             Err(e) => {
                 say!("sim-host: suite merge: {e}");
-                return EXIT_SETUP;
+                return exit::SETUP;
             }
         }
     }
@@ -308,14 +309,14 @@ fn run_merge(args: &MergeArgs) -> i32 {
         Ok(r) => r,
         Err(MergeError::Invalid(e)) => {
             say!("sim-host: suite merge: {e}");
-            return EXIT_SETUP;
+            return exit::SETUP;
         }
         Err(MergeError::Incomplete(problems)) => {
             say!("sim-host: suite merge: incomplete, nothing written:");
             for p in problems {
                 say!("  {p}");
             }
-            return EXIT_INCOMPLETE;
+            return exit::VERIFICATION;
         }
     };
     write_merged(&report, &outputs)
@@ -349,13 +350,13 @@ fn write_merged(report: &SuiteReport, outputs: &[(&str, &Path)]) -> i32 {
         };
         if let Err(e) = suite::write_output(path, &text) {
             say!("sim-host: suite merge: {e}");
-            return EXIT_SETUP;
+            return exit::SETUP;
         }
     }
     if report.all_passed() {
         0
     } else {
-        EXIT_FAILED
+        exit::SUITE_FAILED
     }
 }
 

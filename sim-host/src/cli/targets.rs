@@ -2,7 +2,7 @@
 //! memory maps and clocks; `--show NAME` prints one as TOML to copy.
 
 use anyhow::Result;
-use sim_host::target::{self, catalog, Target};
+use sim_host::model::target::{self, catalog, Target};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(path) => vec![(Target::load(&path)?, catalog::Source::File(path))],
         None => catalog::names()
             .iter()
-            .map(|name| catalog::load(name))
+            .map(|name| target::load_by_name(name))
             .collect::<Result<_, _>>()?,
     };
     for (t, source) in targets {

@@ -9,48 +9,17 @@
 //! Arguments: `""`, or `fail` (init fails, for tests), or `panic` (init
 //! panics; the panic is caught here and reported as a failure).
 //!
-//! The ABI types are declared here from the header, as any plugin author
-//! would; this crate deliberately does not depend on sim-host.
+//! The ABI types come from `sim-host-plugin-abi`, the one declaration of
+//! the header's ABI in Rust (a crate with no dependencies: a plugin does
+//! not pull in the simulator).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// `SIM_HOST_PLUGIN_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 1;
-/// `SIM_HOST_DOUBLE` (`arp_double`).
-const SIM_HOST_DOUBLE: c_int = 11;
-
-type Sid = u16;
-type Tid = u16;
-type EnterCallback = Option<unsafe extern "C" fn(Sid, *mut c_void, *mut c_void)>;
-type SpawnCallback = Option<unsafe extern "C" fn(Tid, *mut *mut c_void)>;
-
-/// `sim_host_api` of the header.
-#[repr(C)]
-pub struct HostApi {
-    pub abi_version: u32,
-    pub size: u32,
-    pub host: *mut c_void,
-    pub add_callbacks: extern "C" fn(
-        *mut c_void,
-        c_int,
-        EnterCallback,
-        EnterCallback,
-        SpawnCallback,
-        SpawnCallback,
-        *mut c_void,
-    ) -> c_int,
-    pub set_error: extern "C" fn(*mut c_void, *const c_char),
-    pub log: extern "C" fn(*mut c_void, *const c_char),
-    pub clock_hz: extern "C" fn(*mut c_void) -> u64,
-    pub cycles: extern "C" fn(*mut c_void) -> u64,
-    pub instructions: extern "C" fn(*mut c_void) -> u64,
-    pub current_tid: extern "C" fn(*mut c_void) -> Tid,
-    pub read_register: extern "C" fn(*mut c_void, u32, *mut u64) -> c_int,
-    pub read_memory: extern "C" fn(*mut c_void, u64, *mut c_void, usize) -> c_int,
-}
+use sim_host_plugin_abi::data_type::DOUBLE as SIM_HOST_DOUBLE;
+use sim_host_plugin_abi::{EnterCallback, HostApi, Sid, SpawnCallback, Tid, ABI_VERSION};
 
 /// The plugin's context: the API table and each thread's open sections.
 struct Ipc {

@@ -1,0 +1,153 @@
+//! What a run is asked and what it gives back: its errors, observers,
+//! counting methods, stop reasons and outcome. The bottom of the engine:
+//! nothing here knows Unicorn's state.
+
+use crate::host::arp_host::TraceStats;
+use crate::host::threads;
+use crate::image::elf::GuestImage;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+use unicorn_engine::unicorn_const::uc_error;
+
+/// Why a run could not be set up (a run that starts always ends with a
+/// [`Stop`]).
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error("unicorn: {what}: {error:?}")]
+    Unicorn { what: String, error: uc_error },
+    #[error("target `{target}`: unknown CPU model `{cpu}` for Unicorn")]
+    UnknownCpu { target: String, cpu: String },
+    #[error(transparent)]
+    Decode(#[from] crate::model::decode::DecodeError),
+    /// A setting the run cannot start with: a resource request out of
+    /// range (cores, thread stack size), an unusable `--fs-root`.
+    #[error("{what}: {message}")]
+    Setup { what: String, message: String },
+}
+
+pub(super) fn uc<T>(what: &str, r: Result<T, uc_error>) -> Result<T, MachineError> {
+    r.map_err(|error| MachineError::Unicorn {
+        what: what.to_owned(),
+        error,
+    })
+}
+
+/// Observes execution for profiles (SIR annotation, callgrind, traces).
+/// Installed only when a profile is asked for: it costs a call per
+/// executed block (and per memory access with [`wants_memory`]).
+///
+/// [`wants_memory`]: ExecutionObserver::wants_memory
+pub trait ExecutionObserver {
+    /// A block of `instructions` instructions starting at `addr` executes;
+    /// the core's cycle count goes from `cycles_before` to `cycles_after`
+    /// (including a taken-branch penalty for entering it).
+    fn block(&mut self, addr: u64, instructions: u32, cycles_before: u64, cycles_after: u64);
+    /// A load or store by the instruction at `pc` (only if `wants_memory`).
+    fn memory(&mut self, _pc: u64, _addr: u64, _size: usize, _write: bool) {}
+    /// Whether to observe loads and stores (slow: a hook per access).
+    fn wants_memory(&self) -> bool {
+        false
+    }
+    /// Guest thread `thread` (0 = main) runs next, from cycle `clock` of
+    /// its own clock; the blocks that follow are its.
+    fn thread(&mut self, _thread: u32, _clock: u64) {}
+    /// The run starts again from its first instruction (a debugger's
+    /// `monitor reset`): forget everything observed.
+    fn reset(&mut self);
+}
+
+/// How cycles are counted. Only `Blocks` is the product; the others exist
+/// to measure it against (BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Counting {
+    /// Cached block prices charged by a block hook (DESIGN.md decision 2).
+    #[default]
+    Blocks,
+    /// A code hook on every instruction adding that instruction's cost:
+    /// the method Unicorn-based simulators commonly use.
+    PerInstruction,
+    /// Nothing counted and nothing intercepted: bare Unicorn (plus
+    /// semihosting, so the guest can print and exit).
+    Off,
+}
+
+/// A shared observer: the caller keeps a clone to read it after the run.
+pub type Observer = Rc<std::cell::RefCell<dyn ExecutionObserver>>;
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The guest exited through semihosting with this status.
+    Exit(i32),
+    Fault(Fault),
+    CycleLimit(u64),
+    Timeout(Duration),
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) with this number arrived.
+    Interrupted(i32),
+    /// The ARP engine reported a fatal error.
+    Arp(String),
+    /// sim-host itself failed inside the run (a bug, caught where it
+    /// happened): the message says where.
+    Internal(String),
+}
+
+/// What went wrong in the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: String,
+    /// The data address of a memory fault.
+    pub address: Option<u64>,
+    pub pc: u64,
+    /// `pc` as `function+offset (address)`.
+    pub location: String,
+    pub instruction: Option<String>,
+    /// The last taken branches, oldest first, as `from -> to`.
+    pub branches: Vec<String>,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if let Some(a) = self.address {
+            write!(f, " at address {a:#010x}")?;
+        }
+        write!(f, "\n  pc: {}", self.location)?;
+        if let Some(i) = &self.instruction {
+            write!(f, ": {i}")?;
+        }
+        if !self.branches.is_empty() {
+            write!(f, "\n  last taken branches (oldest first):")?;
+            for b in &self.branches {
+                write!(f, "\n    {b}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub stop: Stop,
+    pub cycles: u64,
+    pub instructions: u64,
+    pub host_time: Duration,
+    pub console: Vec<u8>,
+    pub sections: Vec<TraceStats>,
+    /// The `data.arp` written: path, records, partial.
+    pub arp_file: Option<(PathBuf, u64, bool)>,
+    pub arp_error: Option<String>,
+    pub warnings: Vec<String>,
+    /// Per simulated core: busy and waiting cycles of its threads.
+    pub cores: Vec<threads::Core>,
+    /// Threads the guest created (besides main).
+    pub threads_created: usize,
+    /// Playback verification, in playback mode.
+    pub playback: Option<arpsim::playback::PlaybackReport>,
+    /// The section timeline (with `ArpOptions::trace_events`).
+    pub section_events: Vec<crate::host::arp_host::SectionEvent>,
+    pub section_events_dropped: u64,
+    /// The guest that ran (for source locations in reports).
+    pub image: Rc<GuestImage>,
+}

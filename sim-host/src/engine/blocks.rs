@@ -1,0 +1,114 @@
+//! The prices of translated blocks, packed for the block hook: a
+//! direct-mapped cache of slots in front of a map of every priced block
+//! (DESIGN.md decision 2: a block is priced once).
+
+/// A block's price, packed for the hot path.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Price {
+    pub(super) cycles: u32,
+    pub(super) instructions: u32,
+    pub(super) fallthrough: u32,
+    pub(super) last_insn: u32,
+    pub(super) taken_extra: u16,
+    pub(super) entry_penalty: u16,
+    /// An ARP entry point the block hook intercepts: 1 + its index in
+    /// `ENTRY_POINTS` (0: none; see [`return_at_once`]).
+    pub(super) intercept: u8,
+}
+
+/// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot
+/// blocks of a microcontroller program.
+const SLOTS: usize = 1 << 14;
+
+/// A block's address + 1 (0: empty) and its price: the price itself, one
+/// dependent load less on the per-block path than an index into `prices`.
+/// Aligned so that no slot straddles two cache lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    tag: u32,
+    price: Price,
+}
+
+fn slot_of(addr: u32) -> usize {
+    (addr as usize >> 1) & (SLOTS - 1)
+}
+
+/// Direct-mapped cache in front of a map of all priced blocks.
+pub(super) struct BlockCache {
+    /// A fixed-size array: its index needs no bounds check.
+    slots: Box<[Slot; SLOTS]>,
+    prices: Vec<Price>,
+    index: rustc_hash::FxHashMap<u32, u32>,
+    /// Start -> end of every priced block of guest code (not intercepted
+    /// entry points), to forget the prices of code that is rewritten.
+    spans: std::collections::BTreeMap<u32, u32>,
+}
+
+/// More than the bytes of the longest block Unicorn translates (512
+/// instructions): how far below a write a block that covers it can start.
+const LONGEST_BLOCK: u64 = 4096;
+
+impl BlockCache {
+    pub(super) fn new() -> BlockCache {
+        BlockCache {
+            slots: vec![Slot::default(); SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS slots"),
+            prices: Vec::new(),
+            index: rustc_hash::FxHashMap::default(),
+            spans: std::collections::BTreeMap::new(),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn get(&mut self, addr: u32) -> Option<Price> {
+        let slot = &mut self.slots[slot_of(addr)];
+        if slot.tag == addr.wrapping_add(1) {
+            return Some(slot.price);
+        }
+        let price = self.prices[*self.index.get(&addr)? as usize];
+        *slot = Slot {
+            tag: addr.wrapping_add(1),
+            price,
+        };
+        Some(price)
+    }
+
+    /// Forgets the prices of blocks with code in `start..end` (the guest
+    /// or the debugger wrote there): they are priced anew when they next
+    /// run. Intercepted entry points keep theirs.
+    pub(super) fn forget(&mut self, start: u64, end: u64) {
+        let below = u32::try_from(end).unwrap_or(u32::MAX);
+        let covering: Vec<u32> = self
+            .spans
+            .range(..below)
+            .rev()
+            .take_while(|(&a, _)| u64::from(a) + LONGEST_BLOCK > start)
+            .filter(|(_, &e)| u64::from(e) > start)
+            .map(|(&a, _)| a)
+            .collect();
+        for addr in covering {
+            self.spans.remove(&addr);
+            self.index.remove(&addr);
+            let slot = &mut self.slots[slot_of(addr)];
+            if slot.tag == addr.wrapping_add(1) {
+                slot.tag = 0;
+            }
+        }
+    }
+
+    pub(super) fn insert(&mut self, addr: u32, price: Price) {
+        let i = self.prices.len() as u32;
+        self.prices.push(price);
+        self.index.insert(addr, i);
+        if price.fallthrough != u32::MAX {
+            self.spans.insert(addr, price.fallthrough);
+        }
+        self.slots[slot_of(addr)] = Slot {
+            tag: addr.wrapping_add(1),
+            price,
+        };
+    }
+}

@@ -1,0 +1,168 @@
+//! Interception (DESIGN.md decision 1): the ARP entry points and the
+//! `simthread.h` calls run on the host; their bodies never execute and
+//! cost nothing.
+
+use super::api::{uc, Counting, MachineError, Stop};
+use super::memory::UcMemory;
+use super::options::RunOptions;
+use super::plugin_guest::with_machine_guest;
+use super::pricing::price_at_zero;
+use super::registers::{read_regs32, regs};
+use super::state::{stop_with, Uc};
+use super::thread_calls::{intercept_thread_call, THREAD_CALLS};
+use crate::host::arp_host::{CallArgs, EntryPoint, ENTRY_POINTS};
+use crate::host::semihost::GuestMemory;
+use crate::image::elf::GuestImage;
+use crate::model::target::Arch;
+use std::rc::Rc;
+
+/// Runs an intercepted ARP entry point and returns to the caller.
+/// Runs an intercepted ARP call; `return_by_pc`: the stub's body is the
+/// ELF's, so the call returns by writing PC (see [`return_at_once`]).
+pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
+    let arch = uc.get_data().arch;
+    let r = regs(arch);
+    let [a0, a1, a2, a3] = r.args;
+    let ids = [r.ret_addr, a0, a1, a2, a3];
+    let values = match read_regs32(uc, &ids[..1 + entry.arity()]) {
+        Ok(values) => values,
+        Err(e) => {
+            let stop = Stop::Internal(format!("cannot read the arguments of an ARP call: {e:?}"));
+            return stop_with(uc, stop);
+        }
+    };
+    let ret = u64::from(values[0]);
+    // built in place, not copied: a copy would read the four 4-byte
+    // stores back as one 16-byte load, which stalls like the wrapper's
+    let args = CallArgs([values[1], values[2], values[3], values[4]]);
+    let name = if entry == EntryPoint::SetFileName {
+        UcMemory(uc)
+            .read_cstr(args.0[0])
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    } else {
+        None
+    };
+    let st = uc.get_data_mut();
+    let call_site = (ret & !1).saturating_sub(4);
+    st.arp.counters.cycles.set(st.clock.cycles);
+    st.arp.counters.instructions.set(st.clock.instructions);
+    let current = st.threads.current;
+    let core = st.threads.sched.thread(current).core.unwrap_or(0) as u32;
+    st.arp.counters.core.set(core);
+    st.arp.counters.thread.set(current);
+    let result = if st.arp.has_plugins() {
+        // plugin callbacks may read the guest through the host API meanwhile
+        let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
+        with_machine_guest(uc, arch, clock_hz, counters, |st| {
+            st.arp.call(entry, &args, call_site, &|_| name.clone())
+        })
+    } else {
+        st.arp.call(entry, &args, call_site, &|_| name.clone())
+    };
+    let st = uc.get_data_mut();
+    // playback sets the clock to the recorded cost at a leave
+    st.clock.cycles = st.arp.counters.cycles.get();
+    // returning skips the stub: the next block is not reached by a branch
+    st.clock.prev_fallthrough = ret & !1;
+    st.clock.prev_taken_extra = 0;
+    let failure = match result {
+        Ok(_) => None,
+        Err(f) if f.fatal => Some(f.error.to_string()),
+        Err(f) => {
+            let at = st.image.describe(call_site);
+            st.end.warnings.push(format!("{at}: {}", f.error));
+            None
+        }
+    };
+    // only the query API returns values (0 / NULL inside a guest); the
+    // record API is void, and its return register is left as it is
+    if entry == EntryPoint::Query {
+        let _ = uc.reg_write(r.ret_value, 0);
+    }
+    if return_by_pc {
+        let _ = uc.reg_write(r.pc, ret);
+    }
+    if let Some(message) = failure {
+        let at = uc.get_data().image.describe(call_site);
+        stop_with(uc, Stop::Arp(format!("{at}: {message}")));
+    }
+}
+
+/// Makes the function `name` (if the guest has it) an intercepted entry
+/// point: its block costs nothing and `handler` runs instead of its body.
+pub(super) fn intercept_function(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    name: &str,
+    handler: impl Fn(&mut Uc<'_>) + 'static,
+) -> Result<(), MachineError> {
+    let Some(f) = image.function(name) else {
+        return Ok(());
+    };
+    price_at_zero(emu, f.addr, 0);
+    uc(
+        &format!("hook {name}"),
+        emu.add_code_hook(f.addr, f.addr, move |uc: &mut Uc<'_>, _, _| handler(uc)),
+    )?;
+    Ok(())
+}
+
+/// The fast interception of ARP entry point `index` (in `ENTRY_POINTS`):
+/// the block hook, which runs at every block anyway, intercepts the stub's
+/// block (no code hook, whose dispatch scans every code hook), and the
+/// stub returns as its first instruction, written into the emulated
+/// memory only (the ELF is untouched), so the interception needs no PC
+/// write, which would make Unicorn leave the translated code and enter it
+/// again. The return executes in the stub's block, priced at zero. Not
+/// with a debugger (which shows and steps the stub as the ELF has it) nor
+/// with observers (which would see a playback's clock change in the
+/// stub's block instead of the next one).
+pub(super) fn return_at_once(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    index: usize,
+) -> Result<(), MachineError> {
+    let name = ENTRY_POINTS[index].0;
+    let Some(f) = image.function(name) else {
+        return Ok(());
+    };
+    let ret: &[u8] = match image.arch {
+        Arch::Arm => &[0x70, 0x47],               // bx lr
+        Arch::Riscv => &[0x67, 0x80, 0x00, 0x00], // jalr x0, 0(ra)
+    };
+    if f.size < ret.len() as u64 {
+        let entry = ENTRY_POINTS[index].1;
+        return intercept_function(emu, image, name, move |uc| intercept(uc, entry, true));
+    }
+    price_at_zero(emu, f.addr, 1 + index as u8);
+    uc(&format!("return from {name}"), emu.mem_write(f.addr, ret))
+}
+
+/// Intercepted entry points (ARP and simthread.h): priced at zero,
+/// returning at once.
+pub(super) fn install_interception(
+    emu: &mut Uc<'static>,
+    image: &GuestImage,
+    options: &RunOptions,
+) -> Result<(), MachineError> {
+    let counting = options.counting;
+    if counting != Counting::Off {
+        let fast = counting == Counting::Blocks
+            && options.debugger.is_none()
+            && options.observers.is_empty();
+        for (index, (name, entry)) in ENTRY_POINTS.iter().enumerate() {
+            let entry = *entry;
+            if fast {
+                return_at_once(emu, image, index)?;
+            } else {
+                intercept_function(emu, image, name, move |uc| intercept(uc, entry, true))?;
+            }
+        }
+        for (name, call) in THREAD_CALLS {
+            let call = *call;
+            intercept_function(emu, image, name, move |uc| intercept_thread_call(uc, call))?;
+        }
+    }
+    Ok(())
+}

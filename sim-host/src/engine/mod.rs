@@ -1,0 +1,49 @@
+//! The emulated machine: Unicorn with the target's CPU model and memory
+//! map, the block hook that charges cached block prices (DESIGN.md decision
+//! 2), interception of the ARP entry points (decision 1), semihosting,
+//! threads, faults and limits; and the debugger's handle on it.
+//!
+//! The modules, bottom to top (each uses only those before it): `api`
+//! (errors, stop reasons, outcome, observers), `blocks` (price cache),
+//! `state` (what the hooks share), `registers`, `memory`, `pricing`,
+//! `stop` (faults, the outcome), `plugin_guest`, `thread_calls`,
+//! `intercept`, `exceptions`, `charge` and `block_hook` (the per-block
+//! path), `resume` (the one `emu_start`), `debug`, `options`, `schedule` (the slices and their
+//! `emu_start`), `setup` (a run from start to end).
+//!
+//! Invariants:
+//! - the engine is never given an instruction count (`emu_start(.., 0)`):
+//!   counting instructions would disable block chaining;
+//! - a block is decoded and priced once; afterwards its hook does a cache
+//!   lookup and a few additions;
+//! - the bodies of intercepted functions never execute and cost nothing:
+//!   their block is priced at zero, and either the block hook intercepts an
+//!   ARP stub whose first instruction was made a return (`intercept`) or a
+//!   code hook on the first instruction returns by writing PC;
+//! - no memory hook covers writable RAM on the hot path (`memory`);
+//! - the run always ends with a [`Stop`] reason and the counters so far,
+//!   whatever the guest does.
+
+mod api;
+mod block_hook;
+mod blocks;
+mod charge;
+mod debug;
+mod exceptions;
+mod intercept;
+mod memory;
+mod options;
+mod plugin_guest;
+mod pricing;
+mod registers;
+mod resume;
+mod schedule;
+mod setup;
+mod state;
+mod stop;
+mod thread_calls;
+
+pub use api::{Counting, ExecutionObserver, Fault, MachineError, Observer, RunOutcome, Stop};
+pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
+pub use options::RunOptions;
+pub use setup::run;

@@ -1,0 +1,54 @@
+//! How a run is set up ([`RunOptions`]).
+
+use super::api::{Counting, Observer};
+use super::debug::Debugger;
+use crate::host::arp_host::ArpOptions;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::AtomicI32;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a run is set up.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    pub max_cycles: Option<u64>,
+    pub timeout: Option<Duration>,
+    /// The only host directory the guest may open files in.
+    pub fs_root: Option<PathBuf>,
+    /// Program name and arguments for SYS_GET_CMDLINE.
+    pub cmdline: String,
+    /// Print the guest's console output as it runs.
+    pub echo: bool,
+    /// Set to a signal's number (by `signals::install`) to stop the run
+    /// cleanly at the next block boundary.
+    pub interrupt: Option<Arc<AtomicI32>>,
+    /// Where to publish snapshots for a live status line (`progress`).
+    pub progress: Option<Arc<crate::host::progress::ProgressShared>>,
+    pub arp: ArpOptions,
+    /// Profiling observers (none for a plain run).
+    pub observers: Vec<Observer>,
+    pub counting: Counting,
+    /// Simulated cores (default: the target's).
+    pub cores: Option<usize>,
+    /// Stack size of each thread created by the guest (default 8 KiB).
+    pub thread_stack: Option<u64>,
+    /// A debugger (`--gdb`) that controls the run: it is attached before
+    /// the first instruction and called at every stop it asked for.
+    pub debugger: Option<Rc<std::cell::RefCell<dyn Debugger>>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("max_cycles", &self.max_cycles)
+            .field("timeout", &self.timeout)
+            .field("fs_root", &self.fs_root)
+            .field("cmdline", &self.cmdline)
+            .field("arp", &self.arp)
+            .field("observers", &self.observers.len())
+            .field("counting", &self.counting)
+            .field("debugger", &self.debugger.is_some())
+            .finish()
+    }
+}

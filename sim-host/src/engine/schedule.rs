@@ -1,0 +1,186 @@
+//! The scheduler loop: guest threads run slice by slice, in simulated
+//! time; each slice is one `emu_start` (with a debugger, the stops it asks
+//! for happen inside the slice).
+
+use super::api::{uc, MachineError, Stop};
+use super::debug::DebugSession;
+use super::options::RunOptions;
+use super::registers::{regs, thread_registers};
+use super::resume::start;
+use super::state::Uc;
+use super::stop::fault;
+use crate::host::threads::ThreadId;
+use crate::model::target::Arch;
+use std::time::{Duration, Instant};
+use unicorn_engine::unicorn_const::uc_error;
+
+/// The scheduler loop: runs the threads slice by slice until the guest
+/// stops; returns the last slice's result and the time the guest spent
+/// stopped for a debugger.
+pub(super) fn run_threads(
+    emu: &mut Uc<'static>,
+    options: &RunOptions,
+    debug: &mut Option<DebugSession>,
+    started: Instant,
+) -> Result<(Result<(), uc_error>, Duration), MachineError> {
+    let arch = emu.get_data().arch;
+    let thread_regs = thread_registers(arch);
+    let mut paused = Duration::ZERO;
+    let mut result: Result<(), uc_error> = Ok(());
+    loop {
+        let Some((next, slice_end)) = emu.get_data().threads.sched.next() else {
+            let st = emu.get_data();
+            let message = if st.threads.sched.alive().is_empty() {
+                "every thread ended without an exit".to_owned()
+            } else {
+                format!("deadlock: {}", st.threads.sched.describe_waits())
+            };
+            let stop = fault(emu, message, None);
+            emu.get_data_mut().end.stop = Some(stop);
+            break;
+        };
+        switch_thread(emu, next, &thread_regs)?;
+        let (clock, waiting, core) = begin_slice(emu, next, slice_end)?;
+        for o in &options.observers {
+            o.borrow_mut().thread(next, clock);
+        }
+        let timeout_us = match options.timeout {
+            None => 0,
+            Some(t) => match t.checked_sub(started.elapsed()) {
+                Some(left) => left.as_micros().max(1) as u64,
+                None => {
+                    emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
+                    break;
+                }
+            },
+        };
+        result = match debug.as_mut() {
+            None => start(emu, timeout_us),
+            Some(session) => {
+                let (result, detached) = session.run_slice(emu, timeout_us, &mut paused);
+                if detached {
+                    *debug = None;
+                }
+                result
+            }
+        };
+        end_slice(emu, next, clock, waiting, core);
+        if emu.get_data().end.stop.is_some() || result.is_err() || emu.get_data().debug.reset {
+            break;
+        }
+        if let Some(t) = options.timeout {
+            if started.elapsed() >= t {
+                emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
+                break;
+            }
+        }
+    }
+    Ok((result, paused))
+}
+
+/// Starts a slice of thread `next`, ending at cycle `slice_end`: a new
+/// thread's entry registers, a pending return value, the thread's clock
+/// and cycle-model state. Returns its clock, waiting time and core.
+pub(super) fn begin_slice(
+    emu: &mut Uc<'static>,
+    next: ThreadId,
+    slice_end: u64,
+) -> Result<(u64, u64, Option<usize>), MachineError> {
+    let arch = emu.get_data().arch;
+    let r = regs(arch);
+    let thumb = u64::from(arch == Arch::Arm);
+    let (start, pending) = {
+        let t = emu.get_data_mut().threads.sched.thread_mut(next);
+        (t.start.take(), t.pending_return.take())
+    };
+    if let Some(start) = start {
+        let exit = emu.get_data().threads.exit;
+        uc("start thread", emu.reg_write(r.sp, start.stack_top))?;
+        uc("start thread", emu.reg_write(r.ret_addr, exit | thumb))?;
+        uc(
+            "start thread",
+            emu.reg_write(r.args[0], u64::from(start.argument)),
+        )?;
+        uc("start thread", emu.reg_write(r.pc, start.function | thumb))?;
+    }
+    if let Some(value) = pending {
+        uc("return value", emu.reg_write(r.ret_value, u64::from(value)))?;
+    }
+    let slice = {
+        let st = emu.get_data_mut();
+        let t = st.threads.sched.thread(next).clone();
+        st.clock.cycles = t.clock;
+        st.clock.prev_fallthrough = t.prev_fallthrough;
+        st.clock.prev_taken_extra = t.prev_taken_extra;
+        st.limits.slice_limit = st.limits.max_cycles.min(slice_end);
+        st.limits.limit = st.limits.next(st.clock.cycles);
+        st.clock.observed = t.clock;
+        (t.clock, t.waiting, t.core)
+    };
+    Ok(slice)
+}
+
+/// Ends a slice of thread `next`: its clock, cycle-model state and busy
+/// time.
+pub(super) fn end_slice(
+    emu: &mut Uc<'static>,
+    next: ThreadId,
+    clock: u64,
+    waiting: u64,
+    core: Option<usize>,
+) {
+    let st = emu.get_data_mut();
+    let cycles = st.clock.cycles;
+    let (fallthrough, taken) = (st.clock.prev_fallthrough, st.clock.prev_taken_extra);
+    let t = st.threads.sched.thread_mut(next);
+    t.clock = cycles;
+    // Saturating: in playback a kernel's leave sets the clock to its
+    // enter time plus the recorded cost, which may lie before this
+    // slice began when the slice started inside the kernel.
+    let busy = cycles
+        .saturating_sub(clock)
+        .saturating_sub(t.waiting - waiting);
+    t.prev_fallthrough = fallthrough;
+    t.prev_taken_extra = taken;
+    st.threads.sched.add_busy(next, core, busy);
+}
+
+/// Makes `next` the running thread: saves the running thread's registers
+/// and restores `next`'s.
+pub(super) fn switch_thread(
+    emu: &mut Uc<'static>,
+    next: ThreadId,
+    thread_regs: &[i32],
+) -> Result<(), MachineError> {
+    let current = emu.get_data().threads.current;
+    if next == current {
+        return Ok(());
+    }
+    let ctx = thread_regs
+        .iter()
+        .map(|reg| emu.reg_read(*reg))
+        .collect::<Result<Vec<u64>, _>>();
+    let ctx = uc("save registers", ctx)?;
+    let contexts = &mut emu.get_data_mut().threads.contexts;
+    if contexts.len() <= current as usize {
+        contexts.resize_with(current as usize + 1, || None);
+    }
+    contexts[current as usize] = Some(ctx);
+    // A thread that never ran starts from the registers of the one that
+    // ran last, which it shares the program's global state with (RISC-V gp
+    // and tp, the M-profile control registers); its own SP, PC, return
+    // address and argument are set by the caller.
+    if let Some(ctx) = emu
+        .get_data_mut()
+        .threads
+        .contexts
+        .get_mut(next as usize)
+        .and_then(Option::take)
+    {
+        for (reg, value) in thread_regs.iter().zip(&ctx) {
+            uc("restore registers", emu.reg_write(*reg, *value))?;
+        }
+    }
+    emu.get_data_mut().threads.current = next;
+    Ok(())
+}

@@ -1,0 +1,430 @@
+//! A run from start to end: limits checked, the engine created with the
+//! target's CPU model and memory, the guest loaded, hooks installed, the
+//! threads scheduled, the outcome gathered; again after a debugger's reset.
+
+use super::api::{uc, Counting, MachineError, Observer, RunOutcome, Stop};
+use super::block_hook::BlockHook;
+use super::blocks::BlockCache;
+use super::debug::DebugSession;
+use super::exceptions::install_exception_hooks;
+use super::intercept::install_interception;
+use super::memory::map_memory;
+use super::options::RunOptions;
+use super::pricing::dynamic_sites;
+use super::registers::{operand_regs, read_regs32, regs};
+use super::schedule::run_threads;
+use super::state::{
+    stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
+};
+use super::stop::{outcome, stop_of};
+use super::thread_calls::heap_end;
+use crate::host::arp_host::ArpHost;
+use crate::host::sandbox::Sandbox;
+use crate::host::semihost::{HostConsole, Semihost};
+use crate::host::threads::Scheduler;
+use crate::image::elf::GuestImage;
+use crate::model::cycles::{self, DynamicSite};
+use crate::model::decode::Decoder;
+use crate::model::limits::{MAX_CORES, MAX_THREAD_STACK, MIN_THREAD_STACK};
+use crate::model::target::{Arch, Target, PAGE_SIZE};
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::AtomicI32;
+use std::sync::Arc;
+use std::time::Instant;
+use unicorn_engine::unicorn_const::{Arch as UcArch, HookType, MemType, Mode as UcMode};
+use unicorn_engine::{ArmCpuModel, Riscv32CpuModel, Unicorn};
+
+/// Loads the image into a fresh machine and runs it to the end.
+pub fn run(
+    image: GuestImage,
+    target: Target,
+    mut options: RunOptions,
+) -> Result<RunOutcome, MachineError> {
+    check_limits(&options, &target)?;
+    // a debugger interrupts through the stop flag: a run it controls has
+    // one, kept across resets
+    if options.debugger.is_some() && options.interrupt.is_none() {
+        options.interrupt = Some(Arc::new(AtomicI32::new(0)));
+    }
+    // Plugin callbacks cannot be interrupted: a watchdog ends a run whose
+    // callback hangs past its timeout or a stop signal.
+    let _watchdog = (!options.arp.plugins.is_empty()).then(|| {
+        crate::host::plugin::watchdog::Watchdog::start(
+            options.timeout.map(|t| Instant::now() + t),
+            options.interrupt.clone(),
+        )
+    });
+    let image = Rc::new(image);
+    let target = Rc::new(target);
+    loop {
+        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options)? {
+            return Ok(outcome);
+        }
+        // the debugger reset the guest: observers start from nothing too
+        for o in &options.observers {
+            o.borrow_mut().reset();
+        }
+    }
+}
+
+/// Checks a run's resource requests before anything is allocated.
+pub(super) fn check_limits(options: &RunOptions, target: &Target) -> Result<(), MachineError> {
+    let limit = |what: &str, message: String| MachineError::Setup {
+        what: what.into(),
+        message,
+    };
+    let cores = options.cores.unwrap_or(target.cores as usize);
+    if !(1..=MAX_CORES).contains(&cores) {
+        return Err(limit(
+            "cores",
+            format!("{cores}: expected 1 to {MAX_CORES} simulated cores"),
+        ));
+    }
+    if let Some(stack) = options.thread_stack {
+        if !(MIN_THREAD_STACK..=MAX_THREAD_STACK).contains(&stack) {
+            return Err(limit(
+                "thread stack",
+                format!("{stack} bytes: expected {MIN_THREAD_STACK} to {MAX_THREAD_STACK}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Guest threads switch after this many cycles ahead of the next thread.
+pub(super) const THREAD_QUANTUM: u64 = 2_000;
+
+/// One run from the first instruction; `None` if a debugger reset it.
+pub(super) fn run_once(
+    image: Rc<GuestImage>,
+    target: Rc<Target>,
+    options: &RunOptions,
+) -> Result<Option<RunOutcome>, MachineError> {
+    let arch = target.arch;
+    let decoder = Decoder::new(arch)?;
+    let dynamic = dynamic_sites(&image, &target, &decoder);
+    let state = new_state(&image, &target, options, decoder)?;
+    let mut emu = create_engine(state, &target, &image)?;
+    install_interception(&mut emu, &image, options)?;
+    let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
+    // kept until the run ends: the block hook is removed when dropped
+    let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
+    install_observers(&mut emu, &options.observers)?;
+    install_exception_hooks(&mut emu, &image, &target, options.counting)?;
+
+    let (sp, entry) = reset_state(&image, &target);
+    let r = regs(arch);
+    let thumb = u64::from(arch == Arch::Arm);
+    uc("set SP", emu.reg_write(r.sp, sp))?;
+    uc("set PC", emu.reg_write(r.pc, entry | thumb))?;
+    let mut debug = match (&options.debugger, options.interrupt.clone()) {
+        (Some(debugger), Some(interrupt)) => Some(DebugSession::new(
+            &emu,
+            Rc::clone(debugger),
+            debug_dynamic.as_deref().unwrap_or_default(),
+            interrupt,
+        )),
+        _ => None,
+    };
+    let started = Instant::now();
+    let (result, paused) = run_threads(&mut emu, options, &mut debug, started)?;
+    if emu.get_data().debug.reset {
+        return Ok(None);
+    }
+    let host_time = started.elapsed().saturating_sub(paused);
+    if emu.get_data().end.stop.is_none() {
+        let stop = stop_of(&mut emu, result, &target);
+        emu.get_data_mut().end.stop = Some(stop);
+    }
+    if let (Some(session), Some(stop)) = (&debug, emu.get_data().end.stop.clone()) {
+        session.ended(&stop);
+    }
+    Ok(Some(outcome(&mut emu, &image, host_time)))
+}
+
+/// The state the hooks share, for a run from the first instruction.
+pub(super) fn new_state(
+    image: &Rc<GuestImage>,
+    target: &Rc<Target>,
+    options: &RunOptions,
+    decoder: Decoder,
+) -> Result<State, MachineError> {
+    let max_cycles = options.max_cycles.unwrap_or(u64::MAX);
+    Ok(State {
+        arch: target.arch,
+        target: Rc::clone(target),
+        image: Rc::clone(image),
+        decoder,
+        cache: BlockCache::new(),
+        clock: Clock {
+            prev_fallthrough: u64::MAX,
+            ..Clock::default()
+        },
+        limits: Limits {
+            max_cycles,
+            limit: max_cycles,
+            slice_limit: max_cycles,
+            interrupt: options.interrupt.clone(),
+            timeout: options.timeout,
+            progress: options.progress.clone(),
+        },
+        trail: BranchTrail::default(),
+        io: guest_io(image, target, options)?,
+        arp: ArpHost::new(options.arp.clone()),
+        threads: new_threads(image, target, options),
+        end: Ending::default(),
+        debug: DebugMarks::default(),
+    })
+}
+
+/// Semihosting beneath `--fs-root`, and the console.
+fn guest_io(
+    image: &GuestImage,
+    target: &Target,
+    options: &RunOptions,
+) -> Result<GuestIo, MachineError> {
+    let heap = [
+        image.symbol("__heap_start").unwrap_or(0) as u32,
+        image.symbol("__heap_end").unwrap_or(0) as u32,
+        image.symbol("__stack").unwrap_or(0) as u32,
+        image.symbol("__heap_end").unwrap_or(0) as u32,
+    ];
+    let root = options.fs_root.as_deref();
+    let sandbox = Sandbox::new(root).map_err(|e| MachineError::Setup {
+        what: format!("--fs-root {}", root.unwrap_or(Path::new("")).display()),
+        message: e.to_string(),
+    })?;
+    Ok(GuestIo {
+        semihost: Semihost::new(sandbox, options.cmdline.clone(), target.clock_hz, heap),
+        console: HostConsole {
+            echo: options.echo,
+            deadline: options.timeout.map(|t| Instant::now() + t),
+            interrupt: options.interrupt.clone(),
+            ..Default::default()
+        },
+    })
+}
+
+/// The main thread alone, and where the stacks of the threads it creates
+/// will be carved from.
+fn new_threads(image: &GuestImage, target: &Target, options: &RunOptions) -> Threads {
+    Threads {
+        sched: Scheduler::new(
+            options.cores.unwrap_or(target.cores as usize),
+            THREAD_QUANTUM,
+        ),
+        current: 0,
+        contexts: Vec::new(),
+        // The heap ends where the main stack's reserve begins (picolibc's
+        // script only PROVIDEs __heap_end, so compute it); it starts after .bss.
+        next_stack_top: heap_end(image) & !(PAGE_SIZE - 1),
+        stack_floor: image
+            .symbol("__heap_start")
+            .or_else(|| image.symbol("__bss_end"))
+            .unwrap_or(u64::MAX),
+        stack_size: options
+            .thread_stack
+            .unwrap_or(8 * 1024)
+            .next_multiple_of(PAGE_SIZE),
+        guards: Vec::new(),
+        stacks: HashMap::new(),
+        free_stacks: Vec::new(),
+        exit: image.function("simthread_exit").map_or(0, |f| f.addr),
+    }
+}
+
+/// The engine with the target's CPU model and memory, the guest loaded.
+pub(super) fn create_engine(
+    state: State,
+    target: &Target,
+    image: &GuestImage,
+) -> Result<Uc<'static>, MachineError> {
+    let arch = target.arch;
+    let (uc_arch, uc_mode) = match arch {
+        // Not Mode::MCLASS: Unicorn 2.1.5 then forces a Cortex-M33 whatever
+        // model is asked for. The M-profile comes from the CPU model.
+        Arch::Arm => (UcArch::ARM, UcMode::THUMB),
+        Arch::Riscv => (UcArch::RISCV, UcMode::RISCV32),
+    };
+    let mut emu: Uc<'static> = uc(
+        "create engine",
+        Unicorn::new_with_data(uc_arch, uc_mode, state),
+    )?;
+    // The CPU model must be set before anything initialises the engine.
+    uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
+    map_memory(&mut emu, target)?;
+    for seg in &image.segments {
+        uc(
+            &format!("load segment {}", seg.index),
+            emu.mem_write(seg.load_addr, &seg.data),
+        )?;
+    }
+    Ok(emu)
+}
+
+pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
+    let unknown = || MachineError::UnknownCpu {
+        target: target.name.clone(),
+        cpu: target.cpu.clone(),
+    };
+    Ok(match (target.arch, target.cpu.as_str()) {
+        (Arch::Arm, "cortex-m0") => ArmCpuModel::CORTEX_M0 as i32,
+        (Arch::Arm, "cortex-m3") => ArmCpuModel::CORTEX_M3 as i32,
+        (Arch::Arm, "cortex-m4") => ArmCpuModel::CORTEX_M4 as i32,
+        (Arch::Arm, "cortex-m7") => ArmCpuModel::CORTEX_M7 as i32,
+        (Arch::Arm, "cortex-m33") => ArmCpuModel::CORTEX_M33 as i32,
+        (Arch::Riscv, "sifive-e31") => Riscv32CpuModel::SIFIVE_E31 as i32,
+        (Arch::Riscv, "rv32") => Riscv32CpuModel::ANY as i32,
+        _ => return Err(unknown()),
+    })
+}
+
+/// Initial stack pointer and entry: from the vector table on M-profile
+/// cores (as the hardware does at reset), else the ELF entry and the top of
+/// the highest RAM region.
+pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
+    let ram_top = target
+        .regions
+        .iter()
+        .filter(|r| r.access.write)
+        .map(|r| r.end())
+        .max()
+        .unwrap_or(0);
+    if target.arch == Arch::Arm {
+        if let (Some(sp), Some(pc)) = (image.bytes_at(0, 4), image.bytes_at(4, 4)) {
+            let sp = u64::from(u32::from_le_bytes(sp.try_into().expect("4 bytes")));
+            let pc = u64::from(u32::from_le_bytes(pc.try_into().expect("4 bytes")));
+            let sp_in_ram = target
+                .regions
+                .iter()
+                .any(|r| r.access.write && sp > r.start && sp <= r.end());
+            if sp_in_ram && image.function_at(pc & !1).is_some() {
+                return (sp, pc & !1);
+            }
+        }
+    }
+    (ram_top, image.entry & !1)
+}
+
+/// Charges a data-dependent instruction from its operands' values.
+fn charge_dynamic(uc: &mut Uc<'_>, site: &DynamicSite, operands: &[i32; 2]) {
+    match read_regs32(uc, operands) {
+        Ok([a, b, ..]) => {
+            uc.get_data_mut().clock.cycles += u64::from(cycles::dynamic_extra(site, a, b));
+        }
+        Err(e) => stop_with(
+            uc,
+            Stop::Internal(format!(
+                "cannot read the operands of the instruction at {:#010x}: {e:?}",
+                site.addr
+            )),
+        ),
+    }
+}
+
+/// The hooks that count cycles: data-dependent instructions, and the
+/// block hook (or, to measure it against, a hook per instruction).
+pub(super) fn install_cycle_hooks(
+    emu: &mut Uc<'static>,
+    dynamic: Vec<DynamicSite>,
+    counting: Counting,
+) -> Result<Option<BlockHook>, MachineError> {
+    let arch = emu.get_data().arch;
+    for site in dynamic.into_iter().filter(|_| counting == Counting::Blocks) {
+        let operands = operand_regs(arch, &site).ok_or_else(|| MachineError::Setup {
+            what: format!("the data-dependent instruction at {:#010x}", site.addr),
+            message: format!("operand registers {:?} do not exist", site.operands),
+        })?;
+        uc(
+            "hook data-dependent instruction",
+            emu.add_code_hook(site.addr, site.addr, move |uc: &mut Uc<'_>, _, _| {
+                charge_dynamic(uc, &site, &operands)
+            }),
+        )?;
+    }
+
+    if counting == Counting::PerInstruction {
+        // One cost per instruction address, decoded once; no pipeline or
+        // taken-branch modelling (it exists to measure the hook's cost).
+        let mut costs: HashMap<u64, u32> = HashMap::new();
+        uc(
+            "instruction hook",
+            emu.add_code_hook(1, 0, move |uc: &mut Uc<'_>, addr, size| {
+                let cost = match costs.get(&addr) {
+                    Some(c) => *c,
+                    None => {
+                        let mut code = vec![0u8; size as usize];
+                        let _ = uc.mem_read(addr, &mut code);
+                        let st = uc.get_data();
+                        let insns = st.decoder.decode(&code, addr, false).unwrap_or_default();
+                        let c = cycles::price_block(&st.target, &insns, 0).cycles;
+                        costs.insert(addr, c);
+                        c
+                    }
+                };
+                let st = uc.get_data_mut();
+                st.clock.cycles += u64::from(cost);
+                st.clock.instructions += 1;
+                if st.clock.cycles >= st.limits.max_cycles {
+                    let limit = st.limits.max_cycles;
+                    stop_with(uc, Stop::CycleLimit(limit));
+                }
+            }),
+        )?;
+    }
+
+    if counting == Counting::Blocks {
+        return Ok(Some(uc("block hook", BlockHook::install(emu))?));
+    }
+    Ok(None)
+}
+
+/// Observers see every block after it is charged (a second block hook:
+/// hooks run in the order they were added), and memory accesses.
+pub(super) fn install_observers(
+    emu: &mut Uc<'static>,
+    observers: &[Observer],
+) -> Result<(), MachineError> {
+    if !observers.is_empty() {
+        let all = observers.to_vec();
+        uc(
+            "observer block hook",
+            emu.add_block_hook(1, 0, move |uc: &mut Uc<'_>, addr, _size| {
+                let st = uc.get_data_mut();
+                let price = st.cache.get(addr as u32);
+                let (before, after) = (st.clock.observed, st.clock.cycles);
+                st.clock.observed = after;
+                let instructions = price.map_or(0, |p| p.instructions);
+                for o in &all {
+                    o.borrow_mut().block(addr, instructions, before, after);
+                }
+            }),
+        )?;
+        let memory: Vec<Observer> = observers
+            .iter()
+            .filter(|o| o.borrow().wants_memory())
+            .cloned()
+            .collect();
+        if !memory.is_empty() {
+            uc(
+                "observer memory hook",
+                emu.add_mem_hook(
+                    HookType::MEM_READ | HookType::MEM_WRITE,
+                    1,
+                    0,
+                    move |uc: &mut Uc<'_>, kind, addr, size, _| {
+                        let pc = uc.pc_read().unwrap_or(0);
+                        let write = kind == MemType::WRITE;
+                        for o in &memory {
+                            o.borrow_mut().memory(pc, addr, size, write);
+                        }
+                        true
+                    },
+                ),
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! How a run stops: faults described (instruction, source line, the last
+//! branches, stack overflows named), and the outcome gathered at the end.
+
+use super::api::{Fault, RunOutcome, Stop};
+use super::registers::{regs, thumb_state};
+use super::state::{stop_with, Uc};
+use crate::host::threads::ThreadId;
+use crate::image::elf::GuestImage;
+use crate::model::target::{Arch, InsnClass, Target, PAGE_SIZE};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use unicorn_engine::unicorn_const::{uc_error, MemType};
+
+/// An emulator error in words (`READ_UNMAPPED` → "read unmapped").
+pub(super) fn emulation_error_text(error: uc_error) -> String {
+    let name = format!("{error:?}").to_lowercase().replace('_', " ");
+    format!("emulation error: {name}")
+}
+
+pub(super) fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
+    let arch = uc.get_data().arch;
+    let pc = uc.reg_read(regs(arch).pc).unwrap_or(0);
+    let mut code = [0u8; 4];
+    let instruction = uc
+        .mem_read(pc, &mut code)
+        .ok()
+        .and_then(|_| uc.get_data().decoder.disassemble_one(&code, pc));
+    let st = uc.get_data();
+    // The source line too, where the debug information knows it.
+    let source = crate::image::symbols::locate_all(&st.image, &[pc])
+        .remove(&pc)
+        .and_then(|l| l.file_line())
+        .map_or_else(String::new, |place| format!(" at {place}"));
+    Stop::Fault(Fault {
+        kind,
+        address,
+        pc,
+        location: format!("{}{source}", st.image.describe(pc)),
+        instruction,
+        branches: st.branches(),
+    })
+}
+
+/// Stops a run whose console read gave up: for a stop signal, or for the
+/// deadline of `--timeout`.
+pub(super) fn stop_for_deadline_or_signal(uc: &mut Uc<'_>) {
+    let st = uc.get_data();
+    let signal = st
+        .limits
+        .interrupt
+        .as_ref()
+        .map_or(0, |f| f.load(Ordering::Relaxed));
+    let stop = match (signal, st.limits.timeout) {
+        (s, _) if s > 0 => Stop::Interrupted(s),
+        (_, Some(t)) => Stop::Timeout(t),
+        (s, None) => Stop::Interrupted(s),
+    };
+    stop_with(uc, stop);
+}
+
+/// Why the run stopped when no hook said so: the emulator's error as a
+/// fault (the faulting instruction, stack overflows named), or an end
+/// without an exit.
+pub(super) fn stop_of(
+    emu: &mut Uc<'static>,
+    result: Result<(), uc_error>,
+    target: &Target,
+) -> Stop {
+    let r = regs(target.arch);
+    match result {
+        Err(error) => {
+            let access = emu.get_data().end.bad_access;
+            let (kind, address) = match access {
+                Some((kind, addr, size, pc)) => {
+                    let pc = faulting_instruction(emu, pc, kind);
+                    let _ = emu.reg_write(r.pc, pc);
+                    (memory_fault_kind(kind, size), Some(addr))
+                }
+                None if error == uc_error::INSN_INVALID && !thumb_state(emu) => (
+                    "a branch to an ARM-state address (bit 0 clear): a Thumb-only core \
+                         cannot execute it (invalid state)"
+                        .to_owned(),
+                    None,
+                ),
+                None if error == uc_error::INSN_INVALID => {
+                    ("undefined instruction".to_owned(), None)
+                }
+                None => (emulation_error_text(error), None),
+            };
+            let mut stop = fault(emu, kind, address);
+            if let (Stop::Fault(f), Some(addr)) = (&mut stop, address) {
+                let sp = emu.reg_read(r.sp).unwrap_or(0);
+                let st = emu.get_data();
+                if let Some((_, thread)) = st
+                    .threads
+                    .guards
+                    .iter()
+                    .find(|(g, _)| (*g..*g + PAGE_SIZE).contains(&addr))
+                {
+                    f.kind = format!(
+                            "stack overflow in thread {thread}: {} (the guard page below its {} KiB stack; sp = {sp:#010x})",
+                            f.kind,
+                            st.threads.stack_size / 1024
+                        );
+                } else if looks_like_stack_overflow(target, addr, sp) {
+                    f.kind = format!(
+                        "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
+                        f.kind
+                    );
+                }
+            }
+            stop
+        }
+        Ok(()) => fault(emu, "emulation ended without an exit".into(), None),
+    }
+}
+
+/// The run's outcome: its stop, counters, recording and warnings.
+pub(super) fn outcome(
+    emu: &mut Uc<'static>,
+    image: &Rc<GuestImage>,
+    host_time: Duration,
+) -> RunOutcome {
+    let st = emu.get_data_mut();
+    let mut stop = st.end.stop.clone().expect("set above");
+    if let Stop::Fault(f) = &mut stop {
+        if st.threads.sched.threads.len() > 1 {
+            f.location = format!("{} in thread {}", f.location, st.threads.current);
+        }
+    }
+    let complete = matches!(stop, Stop::Exit(_));
+    let alive: Vec<ThreadId> = st
+        .threads
+        .sched
+        .alive()
+        .into_iter()
+        .filter(|t| *t != st.threads.current)
+        .collect();
+    if complete && !alive.is_empty() {
+        st.end.warnings.push(format!(
+            "the program exited with {} thread(s) still running: {:?} (their remaining work is not counted)",
+            alive.len(),
+            alive
+        ));
+    }
+    st.arp.counters.cycles.set(st.clock.cycles);
+    st.arp.counters.instructions.set(st.clock.instructions);
+    let (arp_file, arp_error) = match st.arp.conclude(complete) {
+        None => (None, None),
+        Some(Ok(summary)) => (
+            summary
+                .path
+                .clone()
+                .map(|p| (p, summary.records, summary.partial)),
+            None,
+        ),
+        Some(Err(e)) => (None, Some(e.to_string())),
+    };
+    let mut warnings = std::mem::take(&mut st.end.warnings);
+    warnings.append(&mut st.arp.warnings);
+    let playback = st.arp.playback_report();
+    RunOutcome {
+        image: Rc::clone(image),
+        stop,
+        cycles: st.threads.sched.latest_clock().max(st.clock.cycles),
+        instructions: st.clock.instructions,
+        host_time,
+        console: std::mem::take(&mut st.io.console.captured),
+        sections: st.section_traces(),
+        arp_file,
+        arp_error,
+        warnings,
+        cores: st.threads.sched.core_report(),
+        threads_created: st.threads.sched.threads.len() - 1,
+        playback,
+        section_events: st.arp.take_events(),
+        section_events_dropped: st.arp.events_dropped,
+    }
+}
+
+/// Unicorn's PC at a memory fault can lag behind the faulting instruction
+/// (it is synchronised per block, not per instruction, on Thumb). The
+/// faulting instruction is the first one from there on that accesses
+/// memory the way the fault says; decoding stops at the first branch.
+pub(super) fn faulting_instruction(emu: &Uc<'_>, pc: u64, kind: MemType) -> u64 {
+    use InsnClass::*;
+    let write = matches!(kind, MemType::WRITE_UNMAPPED | MemType::WRITE_PROT);
+    let read = matches!(kind, MemType::READ_UNMAPPED | MemType::READ_PROT);
+    if !write && !read {
+        return pc;
+    }
+    let mut code = [0u8; 32];
+    if emu.mem_read(pc, &mut code).is_err() {
+        return pc;
+    }
+    let insns = emu
+        .get_data()
+        .decoder
+        .decode(&code, pc, true)
+        .unwrap_or_default();
+    insns
+        .iter()
+        .find(|i| {
+            // a PC-relative (literal) load reads the code it sits in
+            let literal = emu.get_data().arch == Arch::Arm && i.address_regs & (1 << 15) != 0;
+            if write {
+                matches!(i.class, Store | StoreMultiple)
+            } else {
+                matches!(i.class, Load | LoadMultiple | PopPc) && !literal
+            }
+        })
+        .map_or(pc, |i| i.addr)
+}
+
+pub(super) fn memory_fault_kind(kind: MemType, size: usize) -> String {
+    let what = match kind {
+        MemType::READ_UNMAPPED => "read of unmapped memory",
+        MemType::WRITE_UNMAPPED => "write to unmapped memory",
+        MemType::FETCH_UNMAPPED => "instruction fetch from unmapped memory",
+        MemType::WRITE_PROT => "write to read-only memory",
+        MemType::READ_PROT => "read of unreadable memory",
+        MemType::FETCH_PROT => "instruction fetch from non-executable memory",
+        _ => "invalid memory access",
+    };
+    format!("{what} ({size} bytes)")
+}
+
+/// A write just below a RAM region, with the stack pointer there too.
+pub(super) fn looks_like_stack_overflow(target: &Target, addr: u64, sp: u64) -> bool {
+    target
+        .regions
+        .iter()
+        .any(|r| r.access.write && addr < r.start && r.start - addr <= 4096 && sp < r.start + 4096)
+}
+
+pub(super) fn describe_intr(arch: Arch, intno: u32) -> String {
+    match arch {
+        // QEMU's EXCP_* numbers, as Unicorn reports them for ARM
+        Arch::Arm => match intno {
+            1 => "undefined instruction (UsageFault)".into(),
+            2 => "SVC with no operating system to take it".into(),
+            3 => "prefetch abort (instruction fetch fault)".into(),
+            4 => "data abort (BusFault)".into(),
+            7 => "breakpoint (BKPT other than semihosting 0xAB)".into(),
+            8 => "exception return with no exception active".into(),
+            17 => "coprocessor or FPU instruction on a core without one (UsageFault NOCP)".into(),
+            18 => "invalid state: branch to ARM (non-Thumb) code (UsageFault INVSTATE)".into(),
+            19 => "stack limit exceeded (STKOF)".into(),
+            22 => "unaligned access (UsageFault UNALIGNED)".into(),
+            n => format!("exception {n} (HardFault)"),
+        },
+        // RISC-V mcause codes
+        Arch::Riscv => match intno {
+            0 => "instruction address misaligned".into(),
+            1 => "instruction access fault".into(),
+            2 => "illegal instruction".into(),
+            3 => "breakpoint (ebreak outside a semihosting sequence)".into(),
+            4 => "load address misaligned".into(),
+            5 => "load access fault".into(),
+            6 => "store address misaligned".into(),
+            7 => "store access fault".into(),
+            8 | 9 | 11 => "ecall with no environment to take it".into(),
+            n => format!("trap {n}"),
+        },
+    }
+}

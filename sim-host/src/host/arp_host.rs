@@ -1,0 +1,775 @@
+//! The host side of ARP_SIM (ARP manual 6.3, DESIGN.md decision 1): the
+//! guest's calls of the ARP entry points, intercepted by the machine, run
+//! the arpsim engine here, with the host's measuring callback sets.
+//!
+//! What a recorded sample contains (the rule the zero-perturbation test
+//! pins): the engine reads the cycle counter when the guest reaches the
+//! first instruction of `arp_enter_kernel` and of `arp_leave_kernel`. The
+//! counter then includes everything executed before the call instruction and
+//! the call itself (`BL`/`JAL`, including its taken-branch refill), and none
+//! of the stub body or its return, which never execute. So a sample is the
+//! section's own cycles plus the cost of the leave call site (argument set-up
+//! and the call instruction); the enter call site's cost falls before the
+//! sample and counts only in the enclosing section.
+//!
+//! Alongside the engine, [`SectionStats`] keeps the report's per-trace
+//! statistics (count, total, min, max) for every section kind, whatever the
+//! recording mode.
+
+use crate::host::counters::{CounterSet, Counters, Measure};
+use arpsim::engine::{Engine, FinishSummary, SectionKind};
+use arpsim::error::{ArpError, Severity};
+use arpsim::paths::PathInterner;
+use arpsim::playback::PlaybackIndex;
+use arpsim::types::{FileFormat, Mode, Sid, Tid};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// An ARP entry point of the guest, by its symbol name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryPoint {
+    Enter(SectionKind),
+    Leave(SectionKind),
+    Spawned,
+    Join,
+    AddCallbacks,
+    Start,
+    Finish,
+    SetFileName,
+    SetFileFormat,
+    SimAddCallbacks,
+    SimStart,
+    /// A query-API function: answered with 0 / NULL inside a guest.
+    Query,
+}
+
+impl EntryPoint {
+    /// How many argument registers the host reads for a call (the rest
+    /// are passed as 0): reading registers is most of a call's host time.
+    pub fn arity(self) -> usize {
+        match self {
+            EntryPoint::Enter(_) => 3,
+            EntryPoint::Leave(_) | EntryPoint::Spawned => 2,
+            EntryPoint::Query => 0,
+            _ => 4,
+        }
+    }
+}
+
+/// Whether the guest can start recording: it has an entry point that
+/// starts the engine (a stripped or stub-less ELF has none).
+pub fn can_record(image: &crate::image::elf::GuestImage) -> bool {
+    ENTRY_POINTS
+        .iter()
+        .filter(|(_, e)| matches!(e, EntryPoint::Start | EntryPoint::SimStart))
+        .any(|(name, _)| image.function(name).is_some())
+}
+
+/// The guest symbols the host intercepts.
+pub const ENTRY_POINTS: &[(&str, EntryPoint)] = &[
+    ("arp_enter", EntryPoint::Enter(SectionKind::Plain)),
+    ("arp_enter_kernel", EntryPoint::Enter(SectionKind::Kernel)),
+    (
+        "arp_enter_profiled",
+        EntryPoint::Enter(SectionKind::Profiled),
+    ),
+    ("arp_leave", EntryPoint::Leave(SectionKind::Plain)),
+    ("arp_leave_kernel", EntryPoint::Leave(SectionKind::Kernel)),
+    (
+        "arp_leave_profiled",
+        EntryPoint::Leave(SectionKind::Profiled),
+    ),
+    ("arp_spawned", EntryPoint::Spawned),
+    ("arp_join", EntryPoint::Join),
+    ("arp_add_callbacks", EntryPoint::AddCallbacks),
+    ("arp_start", EntryPoint::Start),
+    ("arp_finish", EntryPoint::Finish),
+    ("arp_set_file_name", EntryPoint::SetFileName),
+    ("arp_set_output_file_format", EntryPoint::SetFileFormat),
+    ("arpsim_add_callbacks", EntryPoint::SimAddCallbacks),
+    ("arpsim_start", EntryPoint::SimStart),
+    ("arp_load_data", EntryPoint::Query),
+    ("arp_get_mode", EntryPoint::Query),
+    ("arp_switch_mode", EntryPoint::Query),
+    ("arp_free_data", EntryPoint::Query),
+    ("arp_get_data_mult", EntryPoint::Query),
+    ("arp_get_data_type", EntryPoint::Query),
+    ("arp_get_nTraces", EntryPoint::Query),
+    ("arp_get_trace", EntryPoint::Query),
+    ("arp_free_trace", EntryPoint::Query),
+    ("arp_trace_get_count", EntryPoint::Query),
+    ("arp_trace_get_stack_length", EntryPoint::Query),
+    ("arp_trace_get_stack_pos", EntryPoint::Query),
+    ("arp_trace_get_stack_index", EntryPoint::Query),
+    ("arp_trace_get_value", EntryPoint::Query),
+];
+
+/// A section entered or left, with the simulated time: the timeline of
+/// `--trace-events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SectionEvent {
+    pub tid: Tid,
+    pub sid: Sid,
+    pub kind: &'static str,
+    pub enter: bool,
+    /// The running thread's clock.
+    pub cycles: u64,
+    pub core: u32,
+    /// The guest thread (simthread id, 0 = main).
+    pub thread: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Frame {
+    sid: Sid,
+    kind: SectionKind,
+    /// The path of the open sections down to this one.
+    node: u32,
+    /// The address of the enter call (named only when the table is made:
+    /// a section is entered millions of times).
+    site: u64,
+    cycles: u64,
+    instructions: u64,
+}
+
+/// A section open in a thread, as a debugger shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSection {
+    pub sid: Sid,
+    /// Its counter (the engine's `sid@idx`), once the engine started.
+    pub idx: Option<arpsim::types::Lidx>,
+    pub kind: &'static str,
+    /// The address of its enter call.
+    pub site: u64,
+    /// The thread's cycles when it was entered.
+    pub entered_at: u64,
+}
+
+/// Statistics of one section trace.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceStats {
+    pub path: Vec<Sid>,
+    /// The function containing each section's enter call (empty until
+    /// [`SectionStats::traces`] names them).
+    pub functions: Vec<Option<String>>,
+    /// The address of each section's enter call (for source locations).
+    pub sites: Vec<u64>,
+    pub kind: &'static str,
+    pub count: u64,
+    pub total_cycles: u64,
+    pub min_cycles: u64,
+    pub max_cycles: u64,
+    pub total_instructions: u64,
+}
+
+/// Per-trace statistics of every section, recorded on leave.
+#[derive(Debug, Default)]
+pub struct SectionStats {
+    /// The open sections of each ARP thread, by thread id.
+    stacks: Vec<Vec<Frame>>,
+    /// The ARP thread each guest thread (the index) last entered or left a
+    /// section in.
+    arp_thread: Vec<Option<Tid>>,
+    /// Every trace entered so far, shared by all threads.
+    paths: PathInterner,
+    /// By path node; ordered by path only when [`SectionStats::traces`]
+    /// lists them.
+    traces: Vec<Option<TraceStats>>,
+}
+
+impl TraceStats {
+    /// A trace not left yet, for the open sections `stack`.
+    fn new(stack: &[Frame]) -> TraceStats {
+        let innermost = stack.last().map_or(SectionKind::Plain, |f| f.kind);
+        TraceStats {
+            path: stack.iter().map(|f| f.sid).collect(),
+            functions: Vec::new(),
+            sites: stack.iter().map(|f| f.site).collect(),
+            kind: kind_name(innermost),
+            count: 0,
+            total_cycles: 0,
+            min_cycles: u64::MAX,
+            max_cycles: 0,
+            total_instructions: 0,
+        }
+    }
+}
+
+fn kind_name(kind: SectionKind) -> &'static str {
+    match kind {
+        SectionKind::Plain => "plain",
+        SectionKind::Kernel => "kernel",
+        SectionKind::Profiled => "profiled",
+    }
+}
+
+impl SectionStats {
+    /// The innermost open section of the deepest thread.
+    fn innermost(&self) -> Option<Sid> {
+        self.stacks
+            .iter()
+            .max_by_key(|s| s.len())
+            .and_then(|s| s.last())
+            .map(|f| f.sid)
+    }
+
+    fn note_thread(&mut self, tid: Tid, c: &Counters) {
+        let thread = c.thread.get() as usize;
+        if self.arp_thread.len() <= thread {
+            self.arp_thread.resize(thread + 1, None);
+        }
+        self.arp_thread[thread] = Some(tid);
+    }
+
+    fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: u64, c: &Counters) {
+        self.note_thread(tid, c);
+        let parent = self
+            .stack_mut(tid)
+            .last()
+            .map_or(PathInterner::ROOT, |f| f.node);
+        let node = self.paths.child(parent, sid);
+        self.stack_mut(tid).push(Frame {
+            sid,
+            kind,
+            node,
+            site,
+            cycles: c.cycles.get(),
+            instructions: c.instructions.get(),
+        });
+    }
+
+    fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
+        self.note_thread(tid, c);
+        let Some(stack) = self.stacks.get_mut(usize::from(tid)) else {
+            return;
+        };
+        if stack.last().map(|f| f.sid) != Some(sid) {
+            return; // the engine reports the mismatch
+        }
+        let node = stack.last().expect("checked non-empty").node as usize;
+        if self.traces.len() <= node {
+            self.traces.resize_with(self.paths.len(), || None);
+        }
+        let t = self.traces[node].get_or_insert_with(|| TraceStats::new(stack));
+        let frame = stack.pop().expect("checked non-empty");
+        let cycles = c.cycles.get().saturating_sub(frame.cycles);
+        let instructions = c.instructions.get().saturating_sub(frame.instructions);
+        t.count += 1;
+        t.total_cycles += cycles;
+        t.min_cycles = t.min_cycles.min(cycles);
+        t.max_cycles = t.max_cycles.max(cycles);
+        t.total_instructions += instructions;
+    }
+
+    /// A thread starts with a copy of its parent's open sections.
+    fn spawned(&mut self, parent: Tid, child: Tid) {
+        let copy = self
+            .stacks
+            .get(usize::from(parent))
+            .cloned()
+            .unwrap_or_default();
+        *self.stack_mut(child) = copy;
+    }
+
+    fn stack_mut(&mut self, tid: Tid) -> &mut Vec<Frame> {
+        let i = usize::from(tid);
+        if self.stacks.len() <= i {
+            self.stacks.resize_with(i + 1, Vec::new);
+        }
+        &mut self.stacks[i]
+    }
+
+    /// Every trace, by path, each enter call site named by `function_at`.
+    pub fn traces(&self, function_at: impl Fn(u64) -> Option<String>) -> Vec<TraceStats> {
+        let mut traces: Vec<TraceStats> = self
+            .traces
+            .iter()
+            .flatten()
+            .map(|t| TraceStats {
+                functions: t.sites.iter().map(|&s| function_at(s)).collect(),
+                ..t.clone()
+            })
+            .collect();
+        traces.sort_by(|a, b| a.path.cmp(&b.path));
+        traces
+    }
+}
+
+/// How the run's ARP recording is set up from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ArpOptions {
+    /// `--mode`: overrides the mode the guest passes to `arpsim_start`.
+    pub mode: Option<Mode>,
+    /// `-o/--arp-file`: overrides the default and the guest's file name.
+    pub file: Option<PathBuf>,
+    pub format: Option<FileFormat>,
+    pub gzip: bool,
+    /// `--measure`: the callback sets, in order (default: cycles).
+    pub measures: Vec<Measure>,
+    /// `--playback FILE`: play this recording back.
+    pub playback: Option<PathBuf>,
+    /// Record the section timeline, keeping at most this many events.
+    pub trace_events: Option<usize>,
+    /// `--plugin`: loaded callback plugins; their sets follow `measures`.
+    pub plugins: Vec<Rc<crate::host::plugin::Plugin>>,
+    /// `--fs-root`: a name the guest sets with `arp_set_file_name` is
+    /// placed beneath it.
+    pub fs_root: Option<PathBuf>,
+    /// `--allow-guest-file-name`: without a root, the guest may name a
+    /// file relative to the working directory.
+    pub allow_guest_file_name: bool,
+}
+
+/// A failed ARP call: the run stops (fatal) or continues (warning).
+#[derive(Debug)]
+pub struct ArpFailure {
+    pub error: ArpError,
+    pub fatal: bool,
+}
+
+impl From<ArpError> for ArpFailure {
+    fn from(error: ArpError) -> Self {
+        let fatal = matches!(
+            error.severity(),
+            Severity::Fatal | Severity::Io | Severity::Syntax
+        );
+        ArpFailure { error, fatal }
+    }
+}
+
+/// Arguments of an intercepted call, from the argument registers.
+#[derive(Debug, Clone, Copy)]
+pub struct CallArgs(pub [u32; 4]);
+
+/// The guest's ARP state on the host.
+pub struct ArpHost {
+    engine: Engine,
+    pub counters: Rc<Counters>,
+    options: ArpOptions,
+    callbacks_installed: bool,
+    started: bool,
+    finished: Option<FinishSummary>,
+    stats: SectionStats,
+    /// File name set by the guest with `arp_set_file_name`.
+    guest_file: Option<PathBuf>,
+    pub warnings: Vec<String>,
+    events: Vec<SectionEvent>,
+    /// Events not kept because of the `trace_events` limit.
+    pub events_dropped: u64,
+}
+
+impl ArpHost {
+    pub fn new(options: ArpOptions) -> ArpHost {
+        ArpHost {
+            engine: Engine::new(),
+            counters: Rc::new(Counters::default()),
+            options,
+            callbacks_installed: false,
+            started: false,
+            finished: None,
+            stats: SectionStats::default(),
+            guest_file: None,
+            warnings: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
+        }
+    }
+
+    fn record_event(&mut self, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
+        let Some(limit) = self.options.trace_events else {
+            return;
+        };
+        if self.events.len() >= limit {
+            self.events_dropped += 1;
+            return;
+        }
+        self.events.push(SectionEvent {
+            tid,
+            sid,
+            kind: kind_name(kind),
+            enter,
+            cycles: self.counters.cycles.get(),
+            core: self.counters.core.get(),
+            thread: self.counters.thread.get(),
+        });
+    }
+
+    /// The section timeline recorded with `trace_events`.
+    pub fn take_events(&mut self) -> Vec<SectionEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Whether callback plugins are loaded (they read the guest during a
+    /// call, which then needs the machine's guest access set up).
+    pub fn has_plugins(&self) -> bool {
+        !self.options.plugins.is_empty()
+    }
+
+    pub fn stats(&self) -> &SectionStats {
+        &self.stats
+    }
+
+    /// The sections open in guest thread `thread` (in the ARP thread it
+    /// last entered or left a section in), outermost first.
+    pub fn open_sections(&self, thread: u32) -> Option<(Tid, Vec<OpenSection>)> {
+        let tid = (*self.stats.arp_thread.get(thread as usize)?)?;
+        let frames = self.stats.stacks.get(usize::from(tid))?;
+        let entries = self.engine.stack(tid).unwrap_or_default();
+        let open = frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| OpenSection {
+                sid: f.sid,
+                idx: entries.get(i).filter(|e| e.sid == f.sid).map(|e| e.idx),
+                kind: kind_name(f.kind),
+                site: f.site,
+                entered_at: f.cycles,
+            })
+            .collect();
+        Some((tid, open))
+    }
+
+    /// The innermost section open in any thread (for the status line).
+    pub fn innermost_section(&self) -> Option<Sid> {
+        self.stats.innermost()
+    }
+
+    /// The playback verification: which recorded tuples were played how
+    /// often (playback mode only).
+    pub fn playback_report(&self) -> Option<arpsim::playback::PlaybackReport> {
+        self.finished
+            .as_ref()
+            .and_then(|f| f.playback.clone())
+            .or_else(|| self.engine.playback_report())
+    }
+
+    fn install_callbacks(&mut self) -> Result<(), ArpFailure> {
+        if self.callbacks_installed {
+            return Ok(());
+        }
+        let measures = if self.options.measures.is_empty() {
+            vec![Measure::Cycles]
+        } else {
+            self.options.measures.clone()
+        };
+        let playback = self.options.playback.is_some() || self.options.mode == Some(Mode::Playback);
+        for measure in measures {
+            self.engine.add_callbacks(Box::new(CounterSet {
+                measure,
+                counters: Rc::clone(&self.counters),
+                playback,
+            }))?;
+        }
+        // plugin sets are recorded after the host's own (sim_host_plugin.h)
+        for plugin in &self.options.plugins {
+            for set in plugin.callback_sets() {
+                self.engine.add_callbacks(set)?;
+            }
+        }
+        self.callbacks_installed = true;
+        Ok(())
+    }
+
+    fn start(&mut self, max_tid: Tid, max_sid: Sid, guest_mode: u32) -> Result<(), ArpFailure> {
+        self.install_callbacks()?;
+        let file = self
+            .options
+            .file
+            .clone()
+            .or_else(|| self.guest_file.clone())
+            .unwrap_or_else(|| PathBuf::from("data.arp"));
+        self.engine.set_file_name(file)?;
+        if let Some(format) = self.options.format {
+            self.engine.set_file_format(format)?;
+        }
+        if self.options.gzip {
+            self.engine.set_gzip(true)?;
+        }
+        let mode = match self.options.mode {
+            Some(m) => m,
+            None if self.options.playback.is_some() => Mode::Playback,
+            None => Mode::from_code(guest_mode).ok_or_else(|| ArpFailure {
+                error: ArpError::Invalid(format!(
+                    "arpsim_start: mode {guest_mode} is not an arp_mode (0..3)"
+                )),
+                fatal: true,
+            })?,
+        };
+        if mode == Mode::Playback {
+            let path = self.options.playback.clone().ok_or_else(|| ArpFailure {
+                error: ArpError::Invalid("playback mode needs a recording: --playback FILE".into()),
+                fatal: true,
+            })?;
+            let index = PlaybackIndex::load(&path)?;
+            self.engine.start_playback(max_tid, max_sid, index)?;
+        } else {
+            self.engine.start(max_tid, max_sid, mode)?;
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    /// Runs one intercepted call. Returns the value for the return register.
+    pub fn call(
+        &mut self,
+        entry: EntryPoint,
+        args: &CallArgs,
+        site: u64,
+        read_string: &dyn Fn(u32) -> Option<String>,
+    ) -> Result<u32, ArpFailure> {
+        let [a0, a1, a2, _] = args.0;
+        let tid = a0 as Tid;
+        let sid = a1 as Sid;
+        match entry {
+            EntryPoint::Enter(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.enter(tid, sid, a2 as i32, kind)?;
+                self.stats.enter(tid, sid, kind, site, &self.counters);
+                self.record_event(tid, sid, kind, true);
+            }
+            EntryPoint::Leave(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.leave(tid, sid, kind)?;
+                self.stats.leave(tid, sid, &self.counters);
+                self.record_event(tid, sid, kind, false);
+            }
+            EntryPoint::Spawned => {
+                self.engine.spawned(a0 as Tid, a1 as Tid)?;
+                self.stats.spawned(a0 as Tid, a1 as Tid);
+            }
+            EntryPoint::Join => self.engine.join(tid)?,
+            EntryPoint::AddCallbacks | EntryPoint::SimAddCallbacks => {
+                if entry == EntryPoint::AddCallbacks {
+                    self.warnings.push(
+                        "the guest calls arp_add_callbacks with its own callbacks; under sim-host the host's \
+                         callbacks measure instead (build with -DARP_SIM)"
+                            .into(),
+                    );
+                }
+                self.install_callbacks()?;
+            }
+            EntryPoint::Start | EntryPoint::SimStart => self.start(a0 as Tid, a1 as Sid, a2)?,
+            EntryPoint::Finish => {
+                if self.finished.is_none() {
+                    self.finished = Some(self.engine.finish()?);
+                }
+            }
+            EntryPoint::SetFileName => match read_string(a0) {
+                Some(name) => self.set_guest_file(&name),
+                None => self
+                    .warnings
+                    .push("arp_set_file_name: the name is not readable guest memory".into()),
+            },
+            EntryPoint::SetFileFormat => {
+                if self.options.format.is_none() {
+                    let format = if a0 == 1 {
+                        FileFormat::Binary
+                    } else {
+                        FileFormat::Ascii
+                    };
+                    self.engine.set_file_format(format)?;
+                }
+            }
+            EntryPoint::Query => {}
+        }
+        Ok(0)
+    }
+
+    /// `arp_set_file_name` from the guest: accepted only where the guest's
+    /// files may go (beneath `--fs-root`, or anywhere relative with
+    /// `--allow-guest-file-name`); otherwise a warning, and `-o` or the
+    /// default name is used.
+    fn set_guest_file(&mut self, name: &str) {
+        let placed = match (&self.options.fs_root, self.options.allow_guest_file_name) {
+            _ if !is_plain_relative(name) => {
+                Err("only a relative path without `..` is accepted from a guest".to_owned())
+            }
+            (Some(root), _) => beneath_root(root, name),
+            (None, true) => Ok(PathBuf::from(name)),
+            (None, false) => Err("a guest names its data file only beneath --fs-root \
+                 (or with --allow-guest-file-name)"
+                .to_owned()),
+        };
+        match placed {
+            Ok(path) => self.guest_file = Some(path),
+            Err(why) => self.warnings.push(format!(
+                "arp_set_file_name({}) refused: {why}; writing {}",
+                arpsim::error::quote(name),
+                self.options
+                    .file
+                    .as_deref()
+                    .unwrap_or(Path::new("data.arp"))
+                    .display()
+            )),
+        }
+    }
+
+    /// At the end of a run: writes the file if the guest started recording
+    /// and did not finish (a partial file when the run was cut short or
+    /// sections are still open). Returns what `arp_finish` returned.
+    pub fn conclude(&mut self, complete_run: bool) -> Option<Result<&FinishSummary, ArpError>> {
+        if !self.started {
+            return None;
+        }
+        if self.finished.is_none() {
+            let result = if complete_run {
+                self.engine
+                    .finish()
+                    .or_else(|_| self.engine.finish_partial())
+            } else {
+                self.engine.finish_partial()
+            };
+            match result {
+                Ok(summary) => self.finished = Some(summary),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        self.finished.as_ref().map(Ok)
+    }
+}
+
+/// `root/name`, if no symbolic link on the way leads out of `root`.
+fn beneath_root(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let path = root.join(name);
+    let escapes = || format!("it would lead out of --fs-root {}", root.display());
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("--fs-root {}: {e}", root.display()))?;
+    let parent = path.parent().unwrap_or(&root);
+    let parent = parent
+        .canonicalize()
+        .map_err(|_| "its folder does not exist beneath --fs-root".to_owned())?;
+    if !parent.starts_with(&root) {
+        return Err(escapes());
+    }
+    // The output module follows a link at the end: it must stay inside too.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err("it is a symbolic link".to_owned());
+    }
+    Ok(path)
+}
+
+/// A guest-chosen output name: relative, no `..`, not empty.
+fn is_plain_relative(name: &str) -> bool {
+    let p = std::path::Path::new(name);
+    !name.is_empty()
+        && p.is_relative()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> u64 {
+        0
+    }
+
+    #[test]
+    fn records_cycle_differences_into_stats() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.arp");
+        let mut host = ArpHost::new(ArpOptions {
+            file: Some(file.clone()),
+            ..Default::default()
+        });
+        let no_strings = |_| None;
+        let c = Rc::clone(&host.counters);
+        host.call(
+            EntryPoint::SimAddCallbacks,
+            &CallArgs([0; 4]),
+            site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(
+            EntryPoint::SimStart,
+            &CallArgs([1, 8, 1, 0]),
+            site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(
+            EntryPoint::Enter(SectionKind::Plain),
+            &CallArgs([1, 2, 0, 0]),
+            site(),
+            &no_strings,
+        )
+        .unwrap();
+        for i in 0..3u64 {
+            c.cycles.set(100 * i);
+            host.call(
+                EntryPoint::Enter(SectionKind::Kernel),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
+                &no_strings,
+            )
+            .unwrap();
+            c.cycles.set(100 * i + 10 + i);
+            host.call(
+                EntryPoint::Leave(SectionKind::Kernel),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
+                &no_strings,
+            )
+            .unwrap();
+        }
+        host.call(
+            EntryPoint::Leave(SectionKind::Plain),
+            &CallArgs([1, 2, 0, 0]),
+            site(),
+            &no_strings,
+        )
+        .unwrap();
+        host.call(EntryPoint::Finish, &CallArgs([0; 4]), site(), &no_strings)
+            .unwrap();
+        let traces = host.stats().traces(|_| Some("main".into()));
+        let kernel = traces.iter().find(|t| t.path == [2, 1]).unwrap();
+        assert_eq!(kernel.functions, vec![Some("main".to_string()); 2]);
+        assert_eq!((kernel.count, kernel.total_cycles), (3, 10 + 11 + 12));
+        assert_eq!((kernel.min_cycles, kernel.max_cycles), (10, 12));
+        assert_eq!(kernel.kind, "kernel");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("2 0 2@0 1@0: 10;"), "{text}");
+    }
+
+    #[test]
+    fn leave_without_enter_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut host = ArpHost::new(ArpOptions {
+            file: Some(dir.path().join("t.arp")),
+            ..Default::default()
+        });
+        let no_strings = |_| None;
+        host.call(
+            EntryPoint::SimStart,
+            &CallArgs([1, 8, 0, 0]),
+            site(),
+            &no_strings,
+        )
+        .unwrap();
+        let err = host
+            .call(
+                EntryPoint::Leave(SectionKind::Kernel),
+                &CallArgs([1, 1, 0, 0]),
+                site(),
+                &no_strings,
+            )
+            .unwrap_err();
+        assert!(
+            err.error.to_string().contains("without a matching enter"),
+            "{}",
+            err.error
+        );
+    }
+
+    #[test]
+    fn guest_file_names_must_stay_relative() {
+        assert!(is_plain_relative("out.arp"));
+        assert!(is_plain_relative("dir/out.arp"));
+        assert!(!is_plain_relative("/tmp/x.arp"));
+        assert!(!is_plain_relative("../x.arp"));
+        assert!(!is_plain_relative(""));
+    }
+}

@@ -1,0 +1,174 @@
+//! Source positions from DWARF: inlined frames per address (addr2line),
+//! `DW_TAG_label`s with their addresses and `DW_TAG_subprogram` declaration
+//! lines (gimli). A file without `.debug_info` has no [`DebugInfo`].
+
+use gimli::{EndianSlice, RunTimeEndian};
+use goblin::elf::Elf;
+use std::collections::HashMap;
+
+/// Why the debug information could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DwarfError {
+    #[error("cannot read the ELF: {0}")]
+    Elf(String),
+    #[error("cannot read the DWARF debug information: {0}")]
+    Dwarf(String),
+}
+
+type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// One frame of the inlining chain at an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// A `DW_TAG_label` with an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub name: String,
+    pub addr: u64,
+}
+
+/// The debug information of one ELF.
+pub struct DebugInfo<'a> {
+    ctx: addr2line::Context<Reader<'a>>,
+    pub labels: Vec<Label>,
+    /// `DW_AT_decl_line` of subprograms by their low address.
+    pub decl_lines: HashMap<u64, u32>,
+}
+
+impl std::fmt::Debug for DebugInfo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DebugInfo")
+            .field("labels", &self.labels)
+            .finish_non_exhaustive()
+    }
+}
+
+fn dwarf_error(e: impl std::fmt::Display) -> DwarfError {
+    DwarfError::Dwarf(e.to_string())
+}
+
+impl<'a> DebugInfo<'a> {
+    /// Reads the DWARF sections of `bytes`; `Ok(None)` when there are none.
+    pub fn load(bytes: &'a [u8]) -> Result<Option<DebugInfo<'a>>, DwarfError> {
+        let elf = Elf::parse(bytes)
+            .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
+        let mut sections: HashMap<String, &'a [u8]> = HashMap::new();
+        for sh in &elf.section_headers {
+            let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
+                continue;
+            };
+            if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
+                continue;
+            }
+            let start = sh.sh_offset as usize;
+            let Some(data) = start
+                .checked_add(sh.sh_size as usize)
+                .and_then(|end| bytes.get(start..end))
+            else {
+                return Err(DwarfError::Elf(format!(
+                    "section {name} runs past the end of the file"
+                )));
+            };
+            sections.insert(name.to_string(), data);
+        }
+        if !sections.contains_key(".debug_info") {
+            return Ok(None);
+        }
+        let endian = if elf.little_endian {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader<'a>, gimli::Error> {
+            let data = sections.get(id.name()).copied().unwrap_or(&[]);
+            Ok(EndianSlice::new(data, endian))
+        })
+        .map_err(dwarf_error)?;
+        let (labels, decl_lines) = labels_and_subprograms(&dwarf)?;
+        let ctx = addr2line::Context::from_dwarf(dwarf).map_err(dwarf_error)?;
+        Ok(Some(DebugInfo {
+            ctx,
+            labels,
+            decl_lines,
+        }))
+    }
+
+    /// The inlining chain at `addr`, innermost first; empty without line
+    /// information there.
+    pub fn frames(&self, addr: u64) -> Vec<Frame> {
+        let mut out = Vec::new();
+        let Ok(mut iter) = self.ctx.find_frames(addr).skip_all_loads() else {
+            return out;
+        };
+        while let Ok(Some(frame)) = iter.next() {
+            let function = frame
+                .function
+                .as_ref()
+                .and_then(|f| f.raw_name().ok())
+                .map(|n| n.into_owned());
+            let (file, line) = frame
+                .location
+                .as_ref()
+                .map_or((None, None), |l| (l.file.map(str::to_owned), l.line));
+            out.push(Frame {
+                function,
+                file,
+                line,
+            });
+            if out.len() > 64 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+type LabelsAndLines = (Vec<Label>, HashMap<u64, u32>);
+
+fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader<'_>>) -> Result<LabelsAndLines, DwarfError> {
+    let mut labels = Vec::new();
+    let mut decl_lines = HashMap::new();
+    let mut headers = dwarf.units();
+    while let Some(header) = headers.next().map_err(dwarf_error)? {
+        let unit = dwarf.unit(header).map_err(dwarf_error)?;
+        let mut entries = unit.entries();
+        while let Some((_, entry)) = entries.next_dfs().map_err(dwarf_error)? {
+            let tag = entry.tag();
+            if tag != gimli::DW_TAG_label && tag != gimli::DW_TAG_subprogram {
+                continue;
+            }
+            let low_pc = match entry.attr_value(gimli::DW_AT_low_pc).map_err(dwarf_error)? {
+                Some(v) => dwarf.attr_address(&unit, v).map_err(dwarf_error)?,
+                None => None,
+            };
+            let Some(low_pc) = low_pc else {
+                continue;
+            };
+            if tag == gimli::DW_TAG_label {
+                let name = match entry.attr_value(gimli::DW_AT_name).map_err(dwarf_error)? {
+                    Some(v) => dwarf
+                        .attr_string(&unit, v)
+                        .ok()
+                        .map(|s| s.to_string_lossy().into_owned()),
+                    None => None,
+                };
+                if let Some(name) = name {
+                    labels.push(Label { name, addr: low_pc });
+                }
+            } else if let Some(line) = entry
+                .attr_value(gimli::DW_AT_decl_line)
+                .map_err(dwarf_error)?
+                .and_then(|v| v.udata_value())
+            {
+                decl_lines.insert(low_pc, line as u32);
+            }
+        }
+    }
+    labels.sort_by_key(|l| l.addr);
+    Ok((labels, decl_lines))
+}

@@ -1,0 +1,46 @@
+//! The exit statuses of `sim-host run`, and of each entry of a suite: the
+//! one place they are written. A guest's own exit status is passed on as
+//! it is (reduced modulo 256 by the operating system, so it can collide
+//! with these: the JSON report's `stop.reason` tells them apart).
+
+/// sim-host itself failed during the run (a bug; the message says where).
+pub const INTERNAL: i32 = 119;
+/// A suite ran, and an entry did not pass.
+pub const SUITE_FAILED: i32 = 1;
+/// A usage error: an option's value (clap's own status).
+pub const USAGE: i32 = 2;
+/// The guest faulted (memory, undefined instruction, deadlock ...).
+pub const FAULT: i32 = 120;
+/// A fatal ARP error, a result file that could not be written, or `-o`
+/// given for a guest that never started recording.
+pub const ARP_ERROR: i32 = 121;
+/// `--max-cycles` was reached.
+pub const CYCLE_LIMIT: i32 = 122;
+/// `--timeout` was reached.
+pub const TIMEOUT: i32 = 123;
+/// Verification failed: playback did not play every recorded sample
+/// exactly once, or the output differs from `--expect-output` (for a
+/// suite: not every entry ran).
+pub const VERIFICATION: i32 = 124;
+/// The run could not start: a bad ELF, target, option or output path.
+pub const SETUP: i32 = 125;
+/// The signal a debugger's `kill` ends a run with (SIGKILL: status 137).
+pub const KILLED_BY_DEBUGGER: i32 = 9;
+
+/// The status of a process stopped by `signal` (128 + its number, as a
+/// shell reports it).
+pub fn for_signal(signal: i32) -> i32 {
+    128 + signal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_give_the_shells_statuses() {
+        assert_eq!(for_signal(15), 143);
+        assert_eq!(for_signal(1), 129);
+        assert_eq!(for_signal(KILLED_BY_DEBUGGER), 137);
+    }
+}

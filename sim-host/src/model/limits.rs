@@ -1,0 +1,30 @@
+//! The bounds of what a run may ask for, checked before anything is
+//! allocated (the target file's `cores`, `--cores`, `--thread-stack`,
+//! `--timeout`).
+
+use std::time::Duration;
+
+/// The most simulated cores a run may have: far beyond any
+/// microcontroller, small enough that the scheduler's tables stay small.
+pub const MAX_CORES: usize = 1024;
+
+/// Bounds of a guest thread's stack (`--thread-stack`), in bytes.
+pub const MIN_THREAD_STACK: u64 = 256;
+
+pub const MAX_THREAD_STACK: u64 = 16 << 20;
+
+/// The longest `--timeout` (30 days): beyond it a timeout means nothing
+/// and `Duration` arithmetic would overflow.
+pub const MAX_TIMEOUT_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// A timeout given in seconds, checked: finite, positive, at most
+/// [`MAX_TIMEOUT_SECONDS`].
+pub fn timeout_from_seconds(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "{seconds}: expected seconds, more than 0 and at most {MAX_TIMEOUT_SECONDS} (30 days)"
+        ))
+    }
+}

@@ -1,0 +1,855 @@
+//! Target descriptions: one TOML file per core in `targets/`.
+//!
+//! A target file says everything sim-host and the guest build need to know
+//! about a core: architecture, the Unicorn CPU model, clock, memory map, how
+//! guests are compiled for it, and the cycle table the cycle model prices
+//! instructions with. The serde structs below are the file format (with
+//! `deny_unknown_fields`, so a typo is an error, not a silently ignored
+//! setting); [`Target::load`] converts them into the validated [`Target`].
+//!
+//! Invariants of a loaded [`Target`]:
+//! - memory regions are non-empty, 4 KiB aligned in start and size (Unicorn
+//!   maps whole pages), and do not overlap;
+//! - the cycle table has every instruction class the architecture needs
+//!   ([`InsnClass::required_for`]), each entry with a citation;
+//! - clock and default core count are positive.
+
+use crate::model::limits::MAX_CORES;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Unicorn maps memory in pages of this size.
+pub const PAGE_SIZE: u64 = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Syntax { file: PathBuf, message: String },
+    #[error("{file}: field `{field}`: {message}")]
+    Invalid {
+        file: PathBuf,
+        field: String,
+        message: String,
+    },
+    #[error("unknown target `{name}`; known targets: {known} (a target file of your own: --target-file PATH.toml, or a folder of them in SIM_HOST_TARGET_PATH)")]
+    Unknown { name: String, known: String },
+}
+
+/// Instruction set family of a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// ARMv6-M / ARMv7-M / ARMv7E-M: Thumb only, M-profile.
+    Arm,
+    /// RV32 with the C extension.
+    Riscv,
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Arch::Arm => "arm",
+            Arch::Riscv => "riscv",
+        })
+    }
+}
+
+/// What a memory region is; decides default access and how the report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegionKind {
+    Flash,
+    Rom,
+    Ram,
+}
+
+/// Read / write / execute permissions of a region, written like `"rwx"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Access {
+    pub read: bool,
+    pub write: bool,
+    pub execute: bool,
+}
+
+impl Access {
+    fn parse(text: &str) -> Option<Access> {
+        let mut access = Access::default();
+        for c in text.chars() {
+            let flag = match c {
+                'r' => &mut access.read,
+                'w' => &mut access.write,
+                'x' => &mut access.execute,
+                _ => return None,
+            };
+            if *flag {
+                return None;
+            }
+            *flag = true;
+        }
+        Some(access)
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flag = |on: bool, c: char| if on { c } else { '-' };
+        write!(
+            f,
+            "{}{}{}",
+            flag(self.read, 'r'),
+            flag(self.write, 'w'),
+            flag(self.execute, 'x')
+        )
+    }
+}
+
+/// Declares [`InsnClass`] once: each class with its documentation, its
+/// name in target files, and whether a cycle table for Arm and for RISC-V
+/// must price it.
+macro_rules! insn_classes {
+    ($($(#[doc = $doc:literal])* $class:ident = $name:literal, arm: $arm:literal, riscv: $riscv:literal;)*) => {
+        /// The instruction classes of the cycle table. The decoder maps every
+        /// instruction to one of these; the table gives its cost.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+        pub enum InsnClass {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $class,)*
+        }
+
+        impl InsnClass {
+            pub const ALL: &'static [InsnClass] = &[$(InsnClass::$class),*];
+
+            /// The class's name in target files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(InsnClass::$class => $name,)*
+                }
+            }
+
+            /// Whether every cycle table for `arch` must price the class.
+            fn required_on(self, arch: Arch) -> bool {
+                match (self, arch) {
+                    $((InsnClass::$class, Arch::Arm) => $arm,
+                      (InsnClass::$class, Arch::Riscv) => $riscv,)*
+                }
+            }
+        }
+    };
+}
+
+insn_classes! {
+    /// Data processing: add, sub, logical, shifts, moves, compares, extends,
+    /// bit-field, address generation, LUI/AUIPC.
+    Alu = "alu", arm: true, riscv: true;
+    /// 32x32 -> 32 multiply (MUL, MULS; RISC-V MUL).
+    Mul = "mul", arm: true, riscv: true;
+    /// Multiply-accumulate 32-bit (MLA, MLS).
+    Mla = "mla", arm: false, riscv: false;
+    /// 32x32 -> 64 multiply (UMULL, SMULL; RISC-V MULH, MULHU, MULHSU).
+    MulLong = "mul_long", arm: false, riscv: true;
+    /// 64-bit multiply-accumulate (UMLAL, SMLAL).
+    MlaLong = "mla_long", arm: false, riscv: false;
+    /// Integer divide and remainder (SDIV, UDIV; RISC-V DIV, DIVU, REM, REMU).
+    Div = "div", arm: false, riscv: true;
+    /// Single load (LDR, LDRB, LDRH, LDRSB, LDRSH, LDRD counts as two).
+    Load = "load", arm: true, riscv: true;
+    /// Single store (STR, STRB, STRH).
+    Store = "store", arm: true, riscv: true;
+    /// Load multiple / POP without PC: cost `cycles + per_register * N`.
+    LoadMultiple = "load_multiple", arm: true, riscv: false;
+    /// Store multiple / PUSH: cost `cycles + per_register * N`.
+    StoreMultiple = "store_multiple", arm: true, riscv: false;
+    /// Direct unconditional branch (B, RISC-V JAL x0).
+    Branch = "branch", arm: true, riscv: true;
+    /// Conditional branch (B<cond>, CBZ, CBNZ, RISC-V Bxx).
+    BranchCond = "branch_cond", arm: true, riscv: true;
+    /// Call with link (BL, RISC-V JAL ra).
+    Call = "call", arm: true, riscv: true;
+    /// Indirect branch or call (BX, BLX, MOV PC, RISC-V JALR).
+    BranchIndirect = "branch_indirect", arm: true, riscv: true;
+    /// Table branch (TBB, TBH).
+    TableBranch = "table_branch", arm: false, riscv: false;
+    /// POP or LDM that loads PC: `cycles + per_register * N` plus refill.
+    PopPc = "pop_pc", arm: true, riscv: false;
+    /// IT instruction.
+    It = "it", arm: false, riscv: false;
+    /// NOP, hints.
+    Nop = "nop", arm: true, riscv: false;
+    /// Barriers (DMB, DSB, ISB; RISC-V FENCE).
+    Barrier = "barrier", arm: true, riscv: true;
+    /// System: MRS, MSR, CPS, SVC, BKPT; RISC-V CSR access, ECALL, EBREAK.
+    System = "system", arm: true, riscv: true;
+}
+
+impl InsnClass {
+    /// The classes a cycle table for `arch` must price.
+    pub fn required_for(arch: Arch) -> impl Iterator<Item = InsnClass> {
+        InsnClass::ALL
+            .iter()
+            .copied()
+            .filter(move |c| c.required_on(arch))
+    }
+}
+
+/// How a data-dependent instruction's cost is computed at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DynamicCost {
+    /// Divider with early termination: the cost grows with the number of
+    /// quotient bits, from `cycles` to `max_cycles` (see `cycles.rs`).
+    DivideEarlyTermination,
+    /// Long multiply with early termination on small operands (Cortex-M3).
+    MultiplyEarlyTermination,
+}
+
+/// One row of the cycle table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassCost {
+    /// Cycles when executed on its own (for branches: when not taken).
+    pub cycles: u32,
+    /// Extra cycles when a branch of this class is taken (pipeline refill).
+    pub taken: u32,
+    /// Extra cycles per register transferred (LDM/STM/PUSH/POP).
+    pub per_register: u32,
+    /// Cost when it directly follows a load or store it can pipeline with
+    /// (Cortex-M3/M4 back-to-back loads); `None` when the core does not.
+    pub pipelined: Option<u32>,
+    /// Extra cycles when the next instruction reads the loaded register
+    /// (a load-use bubble, RISC-V Hazard3).
+    pub load_use: u32,
+    /// Extra cycles when a load or store's address registers were written
+    /// by the directly preceding data-processing instruction (Cortex-M3/M4:
+    /// "there is no forwarding path for this scenario").
+    pub address_dependency: u32,
+    /// Extra cycles of a store whose address has a register offset
+    /// (`STR Rt, [Rn, Rm]`) unless it pipelines after a load (Cortex-M3/M4
+    /// 3.3.2: "other instructions cannot be pipelined after STR with
+    /// register offset"). 0 when the file does not say.
+    pub register_offset: u32,
+    /// Extra cycles of a PC-relative load (`LDR Rt, [PC, #imm]`) whose
+    /// literal lies in the memory region the code is fetched from
+    /// (Cortex-M3/M4 3.3.2: "might add a cycle because of contention with
+    /// the fetch unit"). 0 when the file does not say.
+    pub literal_contention: u32,
+    /// Cost of an IT instruction directly after a 16-bit instruction of the
+    /// same block (IT folding); `None` when the core does not fold.
+    pub folded: Option<u32>,
+    /// Upper bound of a data-dependent cost, with the rule that computes it.
+    pub dynamic: Option<(DynamicCost, u32)>,
+    /// The vendor document and table the numbers come from.
+    pub cite: String,
+}
+
+/// A memory region of the target's map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub name: String,
+    pub kind: RegionKind,
+    pub start: u64,
+    pub size: u64,
+    pub access: Access,
+    /// Extra cycles per instruction-fetch access (one access per 32-bit word).
+    pub wait_states: u32,
+}
+
+impl Region {
+    pub fn end(&self) -> u64 {
+        self.start + self.size
+    }
+
+    pub fn contains(&self, start: u64, len: u64) -> bool {
+        start >= self.start && start.saturating_add(len) <= self.end()
+    }
+}
+
+/// How the project builds guests for this core (used by guest-shim/build.py).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestBuild {
+    pub cc: String,
+    pub cflags: Vec<String>,
+    pub ldscript: PathBuf,
+    /// `qemu-system-*` program and machine that run the same ELF, if any.
+    #[serde(default)]
+    pub qemu: Option<QemuReference>,
+    /// The Rust target triple of this core (`sim-host new --lang rust`).
+    #[serde(default)]
+    pub rust_target: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QemuReference {
+    pub program: String,
+    pub machine: String,
+    #[serde(default)]
+    pub cpu: Option<String>,
+}
+
+/// A validated target description.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub description: String,
+    pub arch: Arch,
+    /// Unicorn CPU model name, e.g. `cortex-m4` or `rv32`.
+    pub cpu: String,
+    pub clock_hz: u64,
+    pub cores: u32,
+    pub regions: Vec<Region>,
+    pub guest: GuestBuild,
+    /// The document the cycle table as a whole comes from.
+    pub cycle_reference: String,
+    /// Extra cycles when a taken branch lands on a 32-bit instruction that
+    /// is not word aligned (two fetches are needed).
+    pub misaligned_target: u32,
+    pub classes: BTreeMap<InsnClass, ClassCost>,
+    /// The file it was loaded from.
+    pub file: PathBuf,
+}
+
+// ---- file format -------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetFile {
+    name: String,
+    description: String,
+    arch: Arch,
+    cpu: String,
+    clock_hz: u64,
+    #[serde(default = "one")]
+    cores: u32,
+    memory: Vec<RegionFile>,
+    guest: GuestBuild,
+    cycles: CycleTableFile,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegionFile {
+    name: String,
+    kind: RegionKind,
+    start: u64,
+    size: u64,
+    access: String,
+    #[serde(default)]
+    wait_states: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CycleTableFile {
+    reference: String,
+    #[serde(default)]
+    misaligned_target: u32,
+    class: BTreeMap<InsnClass, ClassCostFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassCostFile {
+    cycles: u32,
+    #[serde(default)]
+    taken: u32,
+    #[serde(default)]
+    per_register: u32,
+    #[serde(default)]
+    pipelined: Option<u32>,
+    #[serde(default)]
+    load_use: u32,
+    #[serde(default)]
+    address_dependency: u32,
+    #[serde(default)]
+    register_offset: u32,
+    #[serde(default)]
+    literal_contention: u32,
+    #[serde(default)]
+    folded: Option<u32>,
+    #[serde(default)]
+    dynamic: Option<DynamicCost>,
+    #[serde(default)]
+    max_cycles: Option<u32>,
+    cite: String,
+}
+
+impl Target {
+    /// Loads and validates a target file.
+    pub fn load(path: &Path) -> Result<Target, TargetError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Io {
+            file: path.to_owned(),
+            source,
+        })?;
+        Target::parse(&text, path)
+    }
+
+    /// Parses and validates target-file text; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Target, TargetError> {
+        let raw: TargetFile = toml::from_str(text).map_err(|e| TargetError::Syntax {
+            file: file.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        let invalid = |field: &str, message: String| TargetError::Invalid {
+            file: file.to_owned(),
+            field: field.to_owned(),
+            message,
+        };
+        if raw.clock_hz == 0 {
+            return Err(invalid("clock_hz", "must be positive".into()));
+        }
+        if raw.cores == 0 || raw.cores as usize > MAX_CORES {
+            return Err(invalid(
+                "cores",
+                format!("{}: must be 1 to {MAX_CORES}", raw.cores),
+            ));
+        }
+        let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
+        let classes = parse_classes(raw.cycles.class, raw.arch).map_err(|(f, m)| invalid(&f, m))?;
+        Ok(Target {
+            name: raw.name,
+            description: raw.description,
+            arch: raw.arch,
+            cpu: raw.cpu,
+            clock_hz: raw.clock_hz,
+            cores: raw.cores,
+            regions,
+            guest: raw.guest,
+            cycle_reference: raw.cycles.reference,
+            misaligned_target: raw.cycles.misaligned_target,
+            classes,
+            file: file.to_owned(),
+        })
+    }
+
+    /// Cost of a class; classes a table may omit fall back to related ones.
+    pub fn cost(&self, class: InsnClass) -> &ClassCost {
+        use InsnClass::*;
+        let fallback: &[InsnClass] = match class {
+            Mla => &[Mul],
+            MulLong | MlaLong => &[Mul],
+            Div => &[Mul],
+            TableBranch | PopPc => &[BranchIndirect],
+            It | Nop => &[Alu],
+            LoadMultiple => &[Load],
+            StoreMultiple => &[Store],
+            _ => &[],
+        };
+        std::iter::once(&class)
+            .chain(fallback)
+            .find_map(|c| self.classes.get(c))
+            .or_else(|| self.classes.get(&Alu))
+            .expect("validated: a target always prices `alu`")
+    }
+
+    /// The region holding `[addr, addr+len)`, if one does.
+    pub fn region_of(&self, addr: u64, len: u64) -> Option<&Region> {
+        self.regions.iter().find(|r| r.contains(addr, len))
+    }
+
+    /// The memory map as a short multi-line text, for messages.
+    pub fn memory_map(&self) -> String {
+        self.regions
+            .iter()
+            .map(|r| {
+                format!(
+                    "  {:<10} {:<5} {:#010x}..{:#010x} {:>6} KiB {} {} wait state(s)",
+                    r.name,
+                    format!("{:?}", r.kind).to_lowercase(),
+                    r.start,
+                    r.end(),
+                    r.size / 1024,
+                    r.access,
+                    r.wait_states
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The most cycles one cycle-table number may say: far beyond any real
+/// instruction (a divide takes at most tens), small enough that a block of
+/// thousands of instructions cannot overflow its 32-bit price.
+pub const MAX_CLASS_CYCLES: u32 = 10_000;
+
+/// Every number of a cycle-table row within `0..=MAX_CLASS_CYCLES`, so a
+/// typo cannot wrap the block arithmetic into *fewer* cycles.
+fn check_cost_range(c: &ClassCostFile, field: &str) -> Result<(), (String, String)> {
+    let numbers = [
+        ("cycles", Some(c.cycles)),
+        ("taken", Some(c.taken)),
+        ("per_register", Some(c.per_register)),
+        ("pipelined", c.pipelined),
+        ("load_use", Some(c.load_use)),
+        ("address_dependency", Some(c.address_dependency)),
+        ("register_offset", Some(c.register_offset)),
+        ("literal_contention", Some(c.literal_contention)),
+        ("folded", c.folded),
+        ("max_cycles", c.max_cycles),
+    ];
+    for (name, value) in numbers {
+        if let Some(v) = value.filter(|v| *v > MAX_CLASS_CYCLES) {
+            return Err((
+                format!("{field}.{name}"),
+                format!("{v} cycles: at most {MAX_CLASS_CYCLES} per instruction"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A field of a target file and what is wrong with it.
+type FieldError = (String, String);
+
+/// The memory map: every region checked (permissions, page alignment, the
+/// 32-bit space), none overlapping another, sorted by address.
+fn parse_regions(memory: Vec<RegionFile>) -> Result<Vec<Region>, FieldError> {
+    let mut regions = Vec::with_capacity(memory.len());
+    for (i, r) in memory.into_iter().enumerate() {
+        regions.push(parse_region(i, r)?);
+    }
+    if regions.is_empty() {
+        return Err(("memory".into(), "a target needs at least one region".into()));
+    }
+    for (i, a) in regions.iter().enumerate() {
+        for b in &regions[i + 1..] {
+            if a.start < b.end() && b.start < a.end() {
+                return Err((
+                    "memory".into(),
+                    format!(
+                        "regions `{}` ({:#010x}..{:#010x}) and `{}` ({:#010x}..{:#010x}) overlap",
+                        a.name,
+                        a.start,
+                        a.end(),
+                        b.name,
+                        b.start,
+                        b.end()
+                    ),
+                ));
+            }
+        }
+    }
+    regions.sort_by_key(|r| r.start);
+    Ok(regions)
+}
+
+/// Region `i` of the memory map, checked.
+fn parse_region(i: usize, r: RegionFile) -> Result<Region, FieldError> {
+    let field = |name: &str| format!("memory[{i}].{name}");
+    let access = Access::parse(&r.access).ok_or_else(|| {
+        (
+            field("access"),
+            format!(
+                "`{}` is not a permission set such as \"rx\" or \"rw\"",
+                r.access
+            ),
+        )
+    })?;
+    if r.size == 0 {
+        return Err((field("size"), "must be positive".into()));
+    }
+    if r.start % PAGE_SIZE != 0 {
+        return Err((
+            field("start"),
+            format!("{:#x} is not aligned to Unicorn's 4 KiB pages", r.start),
+        ));
+    }
+    if r.size % PAGE_SIZE != 0 {
+        return Err((
+            field("size"),
+            format!("{:#x} is not a multiple of Unicorn's 4 KiB pages", r.size),
+        ));
+    }
+    if r.start.checked_add(r.size).is_none_or(|end| end > 1 << 32) {
+        return Err((
+            field("size"),
+            format!(
+                "region {:#x}+{:#x} runs past the 32-bit address space",
+                r.start, r.size
+            ),
+        ));
+    }
+    Ok(Region {
+        name: r.name,
+        kind: r.kind,
+        start: r.start,
+        size: r.size,
+        access,
+        wait_states: r.wait_states,
+    })
+}
+
+/// The cycle table: every row in range and cited, every class `arch`
+/// needs priced.
+fn parse_classes(
+    rows: BTreeMap<InsnClass, ClassCostFile>,
+    arch: Arch,
+) -> Result<BTreeMap<InsnClass, ClassCost>, FieldError> {
+    let mut classes = BTreeMap::new();
+    for (class, c) in rows {
+        let cost = parse_class_cost(&format!("cycles.class.{}", class.name()), c)?;
+        classes.insert(class, cost);
+    }
+    let missing: Vec<&str> = InsnClass::required_for(arch)
+        .filter(|c| !classes.contains_key(c))
+        .map(|c| c.name())
+        .collect();
+    if !missing.is_empty() {
+        return Err((
+            "cycles.class".into(),
+            format!(
+                "missing instruction class(es) for {arch}: {}",
+                missing.join(", ")
+            ),
+        ));
+    }
+    Ok(classes)
+}
+
+/// One row of the cycle table (`field` names it), checked.
+fn parse_class_cost(field: &str, c: ClassCostFile) -> Result<ClassCost, FieldError> {
+    check_cost_range(&c, field)?;
+    if c.cite.trim().is_empty() {
+        return Err((
+            format!("{field}.cite"),
+            "every cycle-table entry cites its source".into(),
+        ));
+    }
+    let dynamic = match (c.dynamic, c.max_cycles) {
+        (None, None) => None,
+        (Some(rule), Some(max)) if max >= c.cycles => Some((rule, max)),
+        (Some(_), Some(max)) => {
+            return Err((
+                format!("{field}.max_cycles"),
+                format!("{max} is below `cycles` = {}", c.cycles),
+            ))
+        }
+        (Some(_), None) => {
+            return Err((
+                format!("{field}.max_cycles"),
+                "a dynamic cost needs `max_cycles`".into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err((
+                format!("{field}.dynamic"),
+                "`max_cycles` needs a `dynamic` rule".into(),
+            ))
+        }
+    };
+    Ok(ClassCost {
+        cycles: c.cycles,
+        taken: c.taken,
+        per_register: c.per_register,
+        pipelined: c.pipelined,
+        load_use: c.load_use,
+        address_dependency: c.address_dependency,
+        register_offset: c.register_offset,
+        literal_contention: c.literal_contention,
+        folded: c.folded,
+        dynamic,
+        cite: c.cite,
+    })
+}
+
+pub mod catalog;
+use catalog::{find, names, Source};
+
+/// Names of the built-in targets (and the user's, see [`names`]), sorted.
+pub fn builtin_names() -> Vec<String> {
+    names()
+}
+
+/// Loads a target by name, from the search path or the built-ins.
+pub fn builtin(name: &str) -> Result<Target, TargetError> {
+    load_by_name(name).map(|(t, _)| t)
+}
+
+/// Loads a target by name, with its source.
+pub fn load_by_name(name: &str) -> Result<(Target, Source), TargetError> {
+    let (text, source) = find(name).ok_or_else(|| TargetError::Unknown {
+        name: name.to_owned(),
+        known: names().join(", "),
+    })?;
+    let file = match &source {
+        Source::BuiltIn => PathBuf::from(format!("<built-in>/{name}.toml")),
+        Source::File(p) => p.clone(),
+    };
+    let target = Target::parse(&text, &file)?;
+    if target.name != name {
+        return Err(TargetError::Invalid {
+            file,
+            field: "name".into(),
+            message: format!(
+                "`{}` differs from the file's name `{name}`: a target is looked up by its file name",
+                target.name
+            ),
+        });
+    }
+    Ok((target, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_target_is_valid_and_named_like_its_file() {
+        for (name, _) in catalog::BUILTIN {
+            let (t, source) = load_by_name(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&t.name, name);
+            // unless a user folder shadows it in this environment
+            if std::env::var_os(catalog::PATH_VARIABLE).is_none() {
+                assert_eq!(source, catalog::Source::BuiltIn);
+            }
+        }
+    }
+
+    const MINIMAL: &str = r#"
+name = "t"
+description = "test core"
+arch = "riscv"
+cpu = "rv32"
+clock_hz = 1000
+memory = [
+  { name = "rom", kind = "flash", start = 0x0, size = 0x1000, access = "rx" },
+  { name = "ram", kind = "ram", start = 0x2000, size = 0x1000, access = "rw" },
+]
+[guest]
+cc = "cc"
+cflags = []
+ldscript = "x.ld"
+[cycles]
+reference = "test"
+[cycles.class]
+alu = { cycles = 1, cite = "t" }
+mul = { cycles = 1, cite = "t" }
+mul_long = { cycles = 1, cite = "t" }
+div = { cycles = 2, dynamic = "divide_early_termination", max_cycles = 34, cite = "t" }
+load = { cycles = 2, cite = "t" }
+store = { cycles = 1, cite = "t" }
+branch = { cycles = 1, taken = 1, cite = "t" }
+branch_cond = { cycles = 1, taken = 2, cite = "t" }
+call = { cycles = 2, cite = "t" }
+branch_indirect = { cycles = 2, cite = "t" }
+barrier = { cycles = 1, cite = "t" }
+system = { cycles = 1, cite = "t" }
+"#;
+
+    fn parse(text: &str) -> Result<Target, TargetError> {
+        Target::parse(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn minimal_target_loads() {
+        let t = parse(MINIMAL).unwrap();
+        assert_eq!(t.regions.len(), 2);
+        assert_eq!(t.cost(InsnClass::BranchCond).taken, 2);
+        // fallbacks: no `nop` in the table, priced as alu
+        assert_eq!(t.cost(InsnClass::Nop).cycles, 1);
+        assert_eq!(
+            t.cost(InsnClass::Div).dynamic,
+            Some((DynamicCost::DivideEarlyTermination, 34))
+        );
+    }
+
+    #[test]
+    fn unknown_field_is_named_with_file() {
+        let text = MINIMAL.replace("clock_hz = 1000", "clock_hz = 1000\nclock_mhz = 1");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("test.toml:"), "{err}");
+        assert!(err.contains("clock_mhz"), "{err}");
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let text = MINIMAL.replace("clock_hz = 1000\n", "");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("clock_hz"), "{err}");
+    }
+
+    #[test]
+    fn bad_number_is_reported() {
+        let text = MINIMAL.replace("clock_hz = 1000", "clock_hz = \"fast\"");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("clock_hz") || err.contains("line 6"), "{err}");
+    }
+
+    #[test]
+    fn overlapping_regions_are_named() {
+        let text = MINIMAL.replace("start = 0x2000", "start = 0x0");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("`rom`") && err.contains("`ram`"), "{err}");
+        assert!(err.contains("field `memory`"), "{err}");
+    }
+
+    #[test]
+    fn misaligned_region_is_refused() {
+        let text = MINIMAL.replace("start = 0x2000", "start = 0x2100");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("memory[1].start"), "{err}");
+        assert!(err.contains("4 KiB"), "{err}");
+    }
+
+    #[test]
+    fn missing_class_is_named() {
+        let text = MINIMAL.replace("div = { cycles = 2, dynamic = \"divide_early_termination\", max_cycles = 34, cite = \"t\" }\n", "");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.contains("missing instruction class") && err.contains("div"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_class_is_refused() {
+        let text = MINIMAL.replace("system = {", "sytem = {");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("sytem"), "{err}");
+    }
+
+    #[test]
+    fn a_cost_that_would_wrap_the_block_arithmetic_is_refused() {
+        // 4294967295 once yielded *fewer* cycles than the stock table
+        let text = MINIMAL.replace("alu = { cycles = 1,", "alu = { cycles = 4294967295,");
+        assert_ne!(text, MINIMAL);
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("cycles.class.alu.cycles"), "{err}");
+        assert!(err.contains("at most 10000"), "{err}");
+        let text = MINIMAL.replace("taken = 1,", "taken = 20000,");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains(".taken"), "{err}");
+    }
+
+    #[test]
+    fn bad_access_is_named() {
+        let text = MINIMAL.replace("access = \"rw\"", "access = \"rwq\"");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("memory[1].access"), "{err}");
+    }
+
+    #[test]
+    fn every_builtin_target_loads() {
+        let names = builtin_names();
+        for required in ["cortex-m0", "cortex-m3", "cortex-m4", "rv32imac"] {
+            assert!(names.iter().any(|n| n == required), "missing {required}");
+        }
+        for name in names {
+            let t = builtin(&name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(t.name, name, "file name and `name` field differ");
+            for (class, cost) in &t.classes {
+                assert!(!cost.cite.is_empty(), "{name}: {class:?} has no citation");
+            }
+        }
+    }
+}

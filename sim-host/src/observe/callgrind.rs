@@ -1,0 +1,583 @@
+//! A function-level profile in the callgrind format (KCachegrind,
+//! QCachegrind, `callgrind_annotate`).
+//!
+//! [`CallgrindCollector`] is an [`ExecutionObserver`]: every executed block
+//! charges its cycles and instructions to the function containing it (self
+//! cost), and a shadow call stack per guest thread turns block transitions
+//! into call edges:
+//! - the previous block ends with a linking instruction (BL, BLX, JAL/JALR
+//!   writing the link register): a call, whose return address is the
+//!   address after that instruction;
+//! - a block starts at a return address on the stack: the frames above it
+//!   (and it) return;
+//! - a plain jump to another function's entry: a tail call, which replaces
+//!   the top frame (callgrind's own convention).
+//!
+//! A block's cycles include the taken-branch refill of the jump into it
+//! (the cycle model charges it on entering the target), so a callee's
+//! inclusive cost holds its call's refill: an intercepted ARP stub shows
+//! 0 instructions and just that refill.
+//!
+//! A call edge's inclusive cost is what its thread was charged between the
+//! call and the return, so the costs written always add up to the run's
+//! totals. Frames still open at the end (the program exits from inside
+//! `main`) are closed with the costs so far.
+//!
+//! Threads: the machine interleaves guest threads; [`switch_thread`] tells
+//! the collector which one runs and its clock. Without it every block is
+//! taken to belong to thread 0, which is exact for single-threaded guests.
+//!
+//! [`switch_thread`]: CallgrindCollector::switch_thread
+
+use crate::engine::ExecutionObserver;
+use crate::image::elf::GuestImage;
+use crate::model::decode::Decoder;
+use crate::model::target::{Arch, InsnClass};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallgrindError {
+    #[error("{file}: cannot write: {source}")]
+    Write {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Decode(#[from] crate::model::decode::DecodeError),
+}
+
+/// Cycles and instructions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub cycles: u64,
+    pub instructions: u64,
+}
+
+impl Cost {
+    fn add(&mut self, other: Cost) {
+        self.cycles += other.cycles;
+        self.instructions += other.instructions;
+    }
+    fn since(self, earlier: Cost) -> Cost {
+        Cost {
+            cycles: self.cycles.saturating_sub(earlier.cycles),
+            instructions: self.instructions.saturating_sub(earlier.instructions),
+        }
+    }
+}
+
+/// A call edge: how often, and the callee's inclusive cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallCost {
+    pub count: u64,
+    pub inclusive: Cost,
+}
+
+/// What the collector needs of a block, decoded once.
+#[derive(Debug, Clone, Copy)]
+struct BlockInfo {
+    /// Index into the function list (`NO_FUNCTION` outside any symbol).
+    function: usize,
+    /// The block's last instruction links (a call).
+    links: bool,
+    /// The last instruction is a jump that may be a tail call.
+    jumps: bool,
+    /// The next block may be a return: the block ends with a control
+    /// transfer (or is an intercepted stub, which returns from outside).
+    transfers: bool,
+    /// The address after the last instruction (a call's return address).
+    end: u64,
+}
+
+const NO_FUNCTION: usize = usize::MAX;
+
+/// Guest addresses are well spread: FxHash is enough and much cheaper
+/// than SipHash on the per-block path.
+type AddrMap<V> = rustc_hash::FxHashMap<u64, V>;
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    function: usize,
+    /// The caller's function (`NO_FUNCTION` for a thread's first frame).
+    caller: usize,
+    return_addr: u64,
+    /// The thread's cumulative cost when the frame opened.
+    entered: Cost,
+}
+
+#[derive(Debug, Default)]
+struct ThreadState {
+    stack: Vec<Frame>,
+    prev: Option<BlockInfo>,
+    /// Everything charged to this thread so far.
+    charged: Cost,
+    /// The thread's clock after its last block.
+    clock: u64,
+}
+
+/// Shadow stacks deeper than this stop growing (runaway recursion or a
+/// return the collector did not recognise): the oldest frames are closed.
+const MAX_DEPTH: usize = 4096;
+
+/// Collects a callgrind profile while the guest runs.
+pub struct CallgrindCollector {
+    image: GuestImage,
+    decoder: Decoder,
+    link_reg: u8,
+    blocks: AddrMap<BlockInfo>,
+    /// Indexed by guest thread id (small, dense).
+    threads: Vec<ThreadState>,
+    current: u32,
+    /// Self cost per function (index `functions.len()` = outside symbols).
+    self_cost: Vec<Cost>,
+    /// (caller, callee) -> calls.
+    calls: BTreeMap<(usize, usize), CallCost>,
+    /// (caller, callee) -> the first call's return address (its line).
+    call_sites: BTreeMap<(usize, usize), u64>,
+    /// Self cost per block start address, with the block's function: the
+    /// per-line costs of the source annotation.
+    block_costs: AddrMap<(usize, Cost)>,
+    total: Cost,
+}
+
+impl CallgrindCollector {
+    pub fn new(image: &GuestImage) -> Result<CallgrindCollector, CallgrindError> {
+        let decoder = Decoder::new(image.arch)?;
+        Ok(CallgrindCollector {
+            link_reg: match image.arch {
+                Arch::Arm => 14,
+                Arch::Riscv => 1,
+            },
+            self_cost: vec![Cost::default(); image.functions.len() + 1],
+            image: image.clone(),
+            decoder,
+            blocks: AddrMap::default(),
+            threads: Vec::new(),
+            current: 0,
+            calls: BTreeMap::new(),
+            call_sites: BTreeMap::new(),
+            block_costs: AddrMap::default(),
+            total: Cost::default(),
+        })
+    }
+
+    /// Guest thread `thread` runs next, its clock at `clock` cycles. The
+    /// machine calls this at every slice start (see the module comment).
+    pub fn switch_thread(&mut self, thread: u32, clock: u64) {
+        self.current = thread;
+        self.thread_mut(thread).clock = clock;
+    }
+
+    fn thread_mut(&mut self, thread: u32) -> &mut ThreadState {
+        let i = thread as usize;
+        if i >= self.threads.len() {
+            self.threads.resize_with(i + 1, ThreadState::default);
+        }
+        &mut self.threads[i]
+    }
+
+    /// Totals charged so far.
+    pub fn total(&self) -> Cost {
+        self.total
+    }
+
+    fn info(&mut self, addr: u64, instructions: u32) -> BlockInfo {
+        if let Some(i) = self.blocks.get(&addr) {
+            return *i;
+        }
+        let function = self
+            .image
+            .function_at(addr)
+            .and_then(|f| {
+                self.image
+                    .functions
+                    .binary_search_by_key(&f.addr, |g| g.addr)
+                    .ok()
+            })
+            .unwrap_or(NO_FUNCTION);
+        let mut info = BlockInfo {
+            function,
+            links: false,
+            jumps: false,
+            transfers: true,
+            end: addr,
+        };
+        if instructions > 0 {
+            // the block's bytes, bounded by the segment holding it
+            let code = self.image.segments.iter().find_map(|s| {
+                let off = addr.checked_sub(s.load_addr)? as usize;
+                let end = s.data.len().min(off + instructions as usize * 4);
+                s.data.get(off..end)
+            });
+            let insns = code
+                .and_then(|c| self.decoder.decode(c, addr, false).ok())
+                .unwrap_or_default();
+            if let Some(last) = insns.get(instructions as usize - 1).or(insns.last()) {
+                info.end = last.addr + u64::from(last.size);
+                info.links = match last.class {
+                    InsnClass::Call => true,
+                    InsnClass::BranchIndirect => last.writes & (1 << self.link_reg) != 0,
+                    _ => false,
+                };
+                let pc_bit = match self.image.arch {
+                    Arch::Arm => 1 << 15,
+                    Arch::Riscv => 0,
+                };
+                info.transfers = last.writes & pc_bit != 0
+                    || matches!(
+                        last.class,
+                        InsnClass::Branch
+                            | InsnClass::BranchCond
+                            | InsnClass::BranchIndirect
+                            | InsnClass::TableBranch
+                            | InsnClass::PopPc
+                            | InsnClass::Call
+                    );
+                info.jumps = matches!(
+                    last.class,
+                    InsnClass::Branch | InsnClass::BranchIndirect | InsnClass::BranchCond
+                );
+            }
+        }
+        self.blocks.insert(addr, info);
+        info
+    }
+
+    fn close(&mut self, frame: Frame, now: Cost) {
+        let edge = self
+            .calls
+            .entry((frame.caller, frame.function))
+            .or_default();
+        edge.inclusive.add(now.since(frame.entered));
+    }
+
+    fn open(&mut self, thread: u32, function: usize, caller: usize, return_addr: u64) {
+        let t = self.thread_mut(thread);
+        let frame = Frame {
+            function,
+            caller,
+            return_addr,
+            entered: t.charged,
+        };
+        t.stack.push(frame);
+        if t.stack.len() > MAX_DEPTH {
+            let oldest = t.stack.remove(0);
+            let now = t.charged;
+            self.close(oldest, now);
+        }
+        if caller != NO_FUNCTION {
+            self.calls.entry((caller, function)).or_default().count += 1;
+            self.call_sites
+                .entry((caller, function))
+                .or_insert(return_addr);
+        }
+    }
+
+    /// The call edges (caller, callee) by function name, for tests and
+    /// reports.
+    pub fn calls(&self) -> Vec<(String, String, CallCost)> {
+        let mut out: Vec<_> = self
+            .calls
+            .iter()
+            .filter(|((caller, _), _)| *caller != NO_FUNCTION)
+            .map(|((a, b), c)| (self.name(*a), self.name(*b), *c))
+            .collect();
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
+    }
+
+    fn name(&self, function: usize) -> String {
+        self.image
+            .functions
+            .get(function)
+            .map_or_else(|| "(no symbol)".to_owned(), |f| f.name.clone())
+    }
+
+    fn slot(&self, function: usize) -> usize {
+        function.min(self.image.functions.len())
+    }
+
+    /// Writes the profile to `path` (open frames count as returned now).
+    pub fn write(&self, path: &Path) -> Result<(), CallgrindError> {
+        let err = |source| CallgrindError::Write {
+            file: path.to_owned(),
+            source,
+        };
+        let file = arpsim::output::Output::create(path).map_err(err)?;
+        let mut w = std::io::BufWriter::new(file);
+        self.write_to(&mut w).map_err(err)?;
+        let file = w.into_inner().map_err(|e| err(e.into_error()))?;
+        file.commit().map_err(err)
+    }
+
+    /// The callgrind text (format version 1), with source positions
+    /// (`fl=`/`fi=`/`fe=` and line numbers from the DWARF line tables) so
+    /// `callgrind_annotate --auto=yes` shows annotated source; costs
+    /// without debug information sit on line 0 of `???`.
+    pub fn write_to(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let calls = self.calls_closed_now();
+        let sites: Vec<u64> = self
+            .block_costs
+            .keys()
+            .copied()
+            .chain(self.call_sites.values().map(|r| r.saturating_sub(2)))
+            .chain(self.image.functions.iter().map(|f| f.addr))
+            .collect();
+        let places = crate::image::symbols::locate_all(&self.image, &sites);
+        let place = |addr: u64| -> (String, u32) {
+            places.get(&addr).map_or(("???".into(), 0), |l| {
+                (
+                    l.file.clone().unwrap_or_else(|| "???".into()),
+                    l.line.unwrap_or(0),
+                )
+            })
+        };
+        let elf = self.image.file.display().to_string();
+        writeln!(w, "# callgrind format")?;
+        writeln!(w, "version: 1")?;
+        writeln!(w, "creator: sim-host {}", env!("CARGO_PKG_VERSION"))?;
+        writeln!(w, "cmd: {elf}")?;
+        writeln!(w, "positions: line")?;
+        writeln!(w, "events: Cycles Instructions")?;
+        writeln!(
+            w,
+            "summary: {} {}",
+            self.total.cycles, self.total.instructions
+        )?;
+        writeln!(w)?;
+        writeln!(w, "ob=(1) {elf}")?;
+        let mut names = Names::default();
+        let lines = self.lines_per_function(&place);
+        let n = self.image.functions.len();
+        for slot in 0..=n {
+            let out: Vec<_> = calls
+                .iter()
+                .filter(|((caller, _), _)| *caller != NO_FUNCTION && self.slot(*caller) == slot)
+                .collect();
+            let own = lines.get(&slot);
+            if own.is_none() && out.is_empty() {
+                continue;
+            }
+            let home = self.home_file(slot, &place);
+            writeln!(w)?;
+            names.write(w, "fl", &home, Kind::File)?;
+            names.write(w, "fn", &self.name(slot), Kind::Function)?;
+            for ((file, line), cost) in own.into_iter().flatten() {
+                if *file != home {
+                    names.write(w, "fi", file, Kind::File)?;
+                }
+                writeln!(w, "{line} {} {}", cost.cycles, cost.instructions)?;
+                if *file != home {
+                    names.write(w, "fe", &home, Kind::File)?;
+                }
+            }
+            for (edge, c) in out {
+                let site = self
+                    .call_sites
+                    .get(edge)
+                    .map_or(0, |r| place(r.saturating_sub(2)).1);
+                names.write(
+                    w,
+                    "cfl",
+                    &self.home_file(self.slot(edge.1), &place),
+                    Kind::File,
+                )?;
+                names.write(w, "cfn", &self.name(edge.1), Kind::Function)?;
+                writeln!(w, "calls={} 0", c.count)?;
+                writeln!(
+                    w,
+                    "{site} {} {}",
+                    c.inclusive.cycles, c.inclusive.instructions
+                )?;
+            }
+        }
+        writeln!(w)?;
+        writeln!(
+            w,
+            "totals: {} {}",
+            self.total.cycles, self.total.instructions
+        )
+    }
+
+    /// The call edges with the frames still open closed at the current
+    /// costs (writing does not end the run).
+    fn calls_closed_now(&self) -> BTreeMap<(usize, usize), CallCost> {
+        let mut calls = self.calls.clone();
+        for t in &self.threads {
+            for f in &t.stack {
+                calls
+                    .entry((f.caller, f.function))
+                    .or_default()
+                    .inclusive
+                    .add(t.charged.since(f.entered));
+            }
+        }
+        calls
+    }
+
+    /// Self costs per function slot and (file, line), lines in order.
+    fn lines_per_function(
+        &self,
+        place: &dyn Fn(u64) -> (String, u32),
+    ) -> BTreeMap<usize, BTreeMap<(String, u32), Cost>> {
+        let mut lines: BTreeMap<usize, BTreeMap<(String, u32), Cost>> = BTreeMap::new();
+        for (addr, (slot, cost)) in &self.block_costs {
+            lines
+                .entry(*slot)
+                .or_default()
+                .entry(place(*addr))
+                .or_default()
+                .add(*cost);
+        }
+        lines
+    }
+
+    /// The source file of a function: where its first instruction is.
+    fn home_file(&self, slot: usize, place: &dyn Fn(u64) -> (String, u32)) -> String {
+        self.image
+            .functions
+            .get(slot)
+            .map_or_else(|| "???".to_owned(), |f| place(f.addr).0)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Function,
+}
+
+/// Callgrind's name compression: a name's first use defines `(id) name`,
+/// later uses write `(id)` alone; files and functions count separately.
+#[derive(Default)]
+struct Names {
+    files: std::collections::HashMap<String, usize>,
+    functions: std::collections::HashMap<String, usize>,
+}
+
+impl Names {
+    fn write(
+        &mut self,
+        w: &mut dyn Write,
+        key: &str,
+        name: &str,
+        kind: Kind,
+    ) -> std::io::Result<()> {
+        let table = match kind {
+            Kind::File => &mut self.files,
+            Kind::Function => &mut self.functions,
+        };
+        match table.get(name) {
+            Some(id) => writeln!(w, "{key}=({id})"),
+            None => {
+                let id = table.len() + 1;
+                table.insert(name.to_owned(), id);
+                writeln!(w, "{key}=({id}) {name}")
+            }
+        }
+    }
+}
+
+impl ExecutionObserver for CallgrindCollector {
+    /// Costs start again; the analysed blocks stay.
+    fn reset(&mut self) {
+        self.threads.clear();
+        self.current = 0;
+        self.self_cost.fill(Cost::default());
+        self.calls.clear();
+        self.call_sites.clear();
+        self.block_costs.clear();
+        self.total = Cost::default();
+    }
+
+    fn thread(&mut self, thread: u32, clock: u64) {
+        self.switch_thread(thread, clock);
+    }
+
+    fn block(&mut self, addr: u64, instructions: u32, _cycles_before: u64, cycles_after: u64) {
+        let addr = addr & !1;
+        let info = self.info(addr, instructions);
+        let thread = self.current;
+        let t = self.thread_mut(thread);
+        // The thread's own clock, not `cycles_before`: the machine's
+        // previous block may belong to another thread.
+        let cost = Cost {
+            cycles: cycles_after.saturating_sub(t.clock),
+            instructions: u64::from(instructions),
+        };
+        t.clock = cycles_after;
+        let prev = t.prev.replace(info);
+        let top = t.stack.last().copied();
+
+        // Control flow first, so the block is charged inside its frame.
+        match (prev, top) {
+            (_, None) => self.open(thread, info.function, NO_FUNCTION, 0),
+            (Some(p), Some(top)) if p.links => {
+                self.open(thread, info.function, top.function, p.end);
+            }
+            (Some(p), Some(top)) if p.transfers => {
+                let t = &mut self.threads[thread as usize];
+                if let Some(i) = t.stack.iter().rposition(|f| f.return_addr == addr) {
+                    let now = t.charged;
+                    let closed: Vec<Frame> = t.stack.drain(i..).collect();
+                    let empty = t.stack.is_empty();
+                    for f in closed.into_iter().rev() {
+                        self.close(f, now);
+                    }
+                    if empty {
+                        self.open(thread, info.function, NO_FUNCTION, 0);
+                    }
+                } else if p.jumps
+                    && info.function != top.function
+                    && self
+                        .image
+                        .functions
+                        .get(info.function)
+                        .is_some_and(|f| f.addr == addr)
+                {
+                    let now = t.charged;
+                    let old = t.stack.pop().expect("top exists");
+                    self.close(old, now);
+                    self.open(thread, info.function, old.caller, old.return_addr);
+                }
+            }
+            _ => {}
+        }
+
+        self.threads[thread as usize].charged.add(cost);
+        let slot = info.function.min(self.image.functions.len());
+        self.self_cost[slot].add(cost);
+        let block = self
+            .block_costs
+            .entry(addr)
+            .or_insert((slot, Cost::default()));
+        block.1.add(cost);
+        self.total.add(cost);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_since_saturates() {
+        let a = Cost {
+            cycles: 5,
+            instructions: 2,
+        };
+        let b = Cost {
+            cycles: 7,
+            instructions: 1,
+        };
+        assert_eq!(
+            a.since(b),
+            Cost {
+                cycles: 0,
+                instructions: 1
+            }
+        );
+    }
+}

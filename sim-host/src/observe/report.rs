@@ -1,0 +1,440 @@
+//! The end-of-run report: a table per section trace and the run's totals,
+//! as text for people and as JSON for tools.
+//!
+//! The JSON document is versioned (`schema_version`); fields are only ever
+//! added, so readers of an older version keep working. Schema (version 1):
+//!
+//! ```text
+//! {
+//!   "schema_version": 1,
+//!   "elf": string, "target": string, "clock_hz": integer,
+//!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error",
+//!             "exit_status"?: integer, "message"?: string },
+//!   "totals": { "instructions": integer, "cycles": integer, "cpi": number,
+//!               "simulated_seconds": number, "host_seconds": number, "mips": number },
+//!   "sections": [ { "path": [sid...], "functions": [name|null...],
+//!                   "sources": [{"function", "file", "line"}...], "kind": "plain"|"kernel"|"profiled",
+//!                   "count": integer, "total_cycles": integer, "mean_cycles": number,
+//!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
+//!                   "share": number } ],
+//!   "arp_file": null | { "path": string, "records": integer, "partial": bool },
+//!   "warnings": [string],
+//!   "threads_created": integer,
+//!   "cores": [ { "busy_cycles": integer, "waiting_cycles": integer, "threads": [integer] } ],
+//!   "playback": null | { "recorded": integer, "played_once": integer, "missing": integer,
+//!                        "duplicated": integer, "unexpected": integer, "exact": bool,
+//!                        "findings": [string] },
+//!   "prediction": null | { "parallel_cycles": integer, "sequential_cycles": integer|null,
+//!                          "parallel_section_cycles": integer|null, "speedup": number|null,
+//!                          "measured_cycles": integer|null, "difference_percent": number|null }
+//! }
+//! ```
+
+use crate::engine::{RunOutcome, Stop};
+use crate::host::arp_host::TraceStats;
+use crate::host::threads::Core;
+use crate::image::elf::GuestImage;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub elf: String,
+    pub target: String,
+    pub clock_hz: u64,
+    pub stop: StopJson,
+    pub totals: Totals,
+    pub sections: Vec<SectionRow>,
+    pub arp_file: Option<ArpFileJson>,
+    pub warnings: Vec<String>,
+    pub threads_created: usize,
+    pub cores: Vec<Core>,
+    pub playback: Option<PlaybackJson>,
+    pub prediction: Option<Prediction>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlaybackJson {
+    pub recorded: u64,
+    pub played_once: u64,
+    pub missing: u64,
+    pub duplicated: u64,
+    pub unexpected: u64,
+    pub exact: bool,
+    pub findings: Vec<String>,
+}
+
+/// The parallel-time prediction of a playback run.
+#[derive(Debug, Serialize)]
+pub struct Prediction {
+    /// The latest core clock at exit.
+    pub parallel_cycles: u64,
+    /// The recording's total: the samples of its outermost measured sections.
+    pub sequential_cycles: Option<u64>,
+    /// The same sections' total in this (parallel) run.
+    pub parallel_section_cycles: Option<u64>,
+    /// sequential_cycles / parallel_section_cycles.
+    pub speedup: Option<f64>,
+    /// The same program's time measured (recorded) on the same cores, from `--compare`.
+    pub measured_cycles: Option<u64>,
+    pub difference_percent: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StopJson {
+    pub reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Totals {
+    pub instructions: u64,
+    pub cycles: u64,
+    pub cpi: f64,
+    pub simulated_seconds: f64,
+    pub host_seconds: f64,
+    pub mips: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SectionRow {
+    pub path: Vec<u16>,
+    pub functions: Vec<Option<String>>,
+    /// Where each section's enter call is: function (demangled, the
+    /// innermost inlined one), source file and line.
+    pub sources: Vec<crate::image::symbols::SourceLocation>,
+    pub kind: &'static str,
+    pub count: u64,
+    pub total_cycles: u64,
+    pub mean_cycles: f64,
+    pub min_cycles: u64,
+    pub max_cycles: u64,
+    pub total_instructions: u64,
+    /// Fraction of the program's cycles.
+    pub share: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ArpFileJson {
+    pub path: String,
+    pub records: u64,
+    pub partial: bool,
+}
+
+impl Report {
+    pub fn new(outcome: &RunOutcome, elf: &str, target: &str, clock_hz: u64) -> Report {
+        let (reason, exit_status, message) = match &outcome.stop {
+            Stop::Exit(s) => ("exit", Some(*s), None),
+            Stop::Fault(f) => ("fault", None, Some(f.to_string())),
+            Stop::CycleLimit(n) => (
+                "cycle_limit",
+                None,
+                Some(format!("stopped after {n} cycles")),
+            ),
+            Stop::Timeout(t) => (
+                "timeout",
+                None,
+                Some(format!("stopped after {:.1} s", t.as_secs_f64())),
+            ),
+            Stop::Interrupted(signal) => (
+                "interrupted",
+                None,
+                Some(format!(
+                    "interrupted by {}",
+                    crate::host::signals::name(*signal)
+                )),
+            ),
+            Stop::Arp(m) => ("arp_error", None, Some(m.clone())),
+            Stop::Internal(m) => ("internal_error", None, Some(m.clone())),
+        };
+        let host_seconds = outcome.host_time.as_secs_f64();
+        let cycles = outcome.cycles;
+        let sections = section_rows(&outcome.sections, &outcome.image, cycles);
+        Report {
+            schema_version: SCHEMA_VERSION,
+            elf: elf.to_owned(),
+            target: target.to_owned(),
+            clock_hz,
+            stop: StopJson {
+                reason,
+                exit_status,
+                message,
+            },
+            totals: Totals {
+                instructions: outcome.instructions,
+                cycles,
+                cpi: cycles as f64 / outcome.instructions.max(1) as f64,
+                simulated_seconds: cycles as f64 / clock_hz as f64,
+                host_seconds,
+                mips: outcome.instructions as f64 / host_seconds.max(1e-9) / 1e6,
+            },
+            sections,
+            arp_file: outcome
+                .arp_file
+                .as_ref()
+                .map(|(p, records, partial)| ArpFileJson {
+                    path: p.display().to_string(),
+                    records: *records,
+                    partial: *partial,
+                }),
+            warnings: outcome.warnings.clone(),
+            threads_created: outcome.threads_created,
+            cores: outcome.cores.clone(),
+            playback: outcome.playback.as_ref().map(|p| PlaybackJson {
+                recorded: p.recorded,
+                played_once: p.played_once,
+                missing: p.missing_total,
+                duplicated: p.duplicated_total,
+                unexpected: p.unexpected_total,
+                exact: p.is_exact(),
+                findings: playback_findings(p),
+            }),
+            prediction: None,
+        }
+    }
+
+    /// The report as a table for a terminal.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        if !self.sections.is_empty() {
+            out.push_str(&sections_table(&self.sections));
+            out.push('\n');
+        }
+        let t = &self.totals;
+        let _ = writeln!(
+            out,
+            "{} instructions, {} cycles, CPI {:.3}, {:.6} s at {} MHz",
+            t.instructions,
+            t.cycles,
+            t.cpi,
+            t.simulated_seconds,
+            self.clock_hz as f64 / 1e6
+        );
+        let _ = writeln!(out, "host time {:.3} s, {:.1} MIPS", t.host_seconds, t.mips);
+        if let Some(f) = &self.arp_file {
+            let _ = writeln!(
+                out,
+                "{} records written to {}{}",
+                f.records,
+                f.path,
+                if f.partial { " (partial)" } else { "" }
+            );
+        }
+        if self.threads_created > 0 || self.cores.len() > 1 {
+            let _ = writeln!(
+                out,
+                "{} thread(s) created on {} core(s); parallel time {} cycles",
+                self.threads_created,
+                self.cores.len(),
+                self.totals.cycles
+            );
+            for (i, c) in self.cores.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  core {i}: busy {:>12} cycles, waiting {:>12} cycles, threads {:?}",
+                    c.busy_cycles, c.waiting_cycles, c.threads
+                );
+            }
+        }
+        out.push_str(&self.playback_text());
+        if let Some(p) = &self.prediction {
+            let _ = write!(out, "predicted parallel time {} cycles", p.parallel_cycles);
+            if p.parallel_section_cycles == Some(0) {
+                out.push_str("\n  no recorded section was played: no speedup to report");
+            } else if let (Some(seq), Some(par), Some(speedup)) =
+                (p.sequential_cycles, p.parallel_section_cycles, p.speedup)
+            {
+                let _ = write!(
+                    out,
+                    "\n  the recorded sections: {seq} cycles sequential, {par} predicted in parallel: speedup {speedup:.2}"
+                );
+            }
+            out.push('\n');
+            if let (Some(m), Some(d)) = (p.measured_cycles, p.difference_percent) {
+                let _ = writeln!(
+                    out,
+                    "measured on the same cores (recorded run): {m} cycles; prediction differs by {d:+.2}%"
+                );
+            }
+        }
+        for w in &self.warnings {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        out
+    }
+
+    /// The playback verification verdict and its findings (empty when the
+    /// run was not a playback).
+    pub fn playback_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(p) = &self.playback {
+            let _ = writeln!(
+                out,
+                "playback: {} of {} recorded samples played exactly once; {} missing, {} duplicated, {} unexpected: {}",
+                p.played_once,
+                p.recorded,
+                p.missing,
+                p.duplicated,
+                p.unexpected,
+                if p.exact { "VERIFIED" } else { "FAILED" }
+            );
+            if p.played_once == 0 && p.recorded > 0 {
+                out.push_str("  no recorded section was played\n");
+            }
+            for f in &p.findings {
+                let _ = writeln!(out, "  {f}");
+            }
+        }
+        out
+    }
+
+    /// Adds the prediction of a playback run: the recording's outermost
+    /// measured sections (`recorded`: their paths and total), the same
+    /// sections' time in this run, and, from another report, the measured
+    /// parallel time.
+    pub fn predict(
+        &mut self,
+        recorded: Option<(Vec<Vec<u16>>, u64)>,
+        measured_cycles: Option<u64>,
+    ) {
+        let parallel = self.totals.cycles;
+        let (sequential_cycles, parallel_section_cycles) = match recorded {
+            None => (None, None),
+            Some((paths, total)) => {
+                let here: u64 = self
+                    .sections
+                    .iter()
+                    .filter(|s| paths.contains(&s.path))
+                    .map(|s| s.total_cycles)
+                    .sum();
+                (Some(total), Some(here))
+            }
+        };
+        self.prediction = Some(Prediction {
+            parallel_cycles: parallel,
+            sequential_cycles,
+            parallel_section_cycles,
+            // Nothing played: there is no parallel time to compare with.
+            speedup: sequential_cycles
+                .zip(parallel_section_cycles.filter(|p| *p > 0))
+                .map(|(s, p)| s as f64 / p as f64),
+            measured_cycles,
+            difference_percent: measured_cycles
+                .map(|m| (parallel as f64 - m as f64) / m.max(1) as f64 * 100.0),
+        });
+    }
+}
+
+/// A trace as the table shows it: the section ids, outermost first, then
+/// where the innermost section is entered (`8 > 7 > 1 main (filter.c:83)`).
+/// The report's rows for `traces`, located in `image`'s source; `cycles`
+/// is the program's total, for each row's share.
+pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> Vec<SectionRow> {
+    let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
+    let located = crate::image::symbols::locate_all(image, &sites);
+    traces
+        .iter()
+        .map(|t| SectionRow {
+            path: t.path.clone(),
+            functions: t.functions.clone(),
+            sources: t
+                .sites
+                .iter()
+                .filter_map(|s| located.get(s).cloned())
+                .collect(),
+            kind: t.kind,
+            count: t.count,
+            total_cycles: t.total_cycles,
+            mean_cycles: t.total_cycles as f64 / t.count.max(1) as f64,
+            min_cycles: if t.count == 0 { 0 } else { t.min_cycles },
+            max_cycles: t.max_cycles,
+            total_instructions: t.total_instructions,
+            share: t.total_cycles as f64 / cycles.max(1) as f64,
+        })
+        .collect()
+}
+
+/// The section table as the report prints it.
+pub fn sections_table(rows: &[SectionRow]) -> String {
+    let mut out = String::new();
+    let paths: Vec<String> = rows.iter().map(section_label).collect();
+    let width = paths.iter().map(String::len).max().unwrap_or(0).max(12);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<8} {:>8} {:>14} {:>12} {:>10} {:>10} {:>7}",
+        "section trace", "kind", "count", "total cycles", "mean", "min", "max", "share"
+    );
+    for (row, path) in rows.iter().zip(&paths) {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<8} {:>8} {:>14} {:>12.1} {:>10} {:>10} {:>6.2}%",
+            path,
+            row.kind,
+            row.count,
+            row.total_cycles,
+            row.mean_cycles,
+            row.min_cycles,
+            row.max_cycles,
+            row.share * 100.0
+        );
+    }
+    out
+}
+
+fn section_label(s: &SectionRow) -> String {
+    let chain: Vec<String> = s.path.iter().map(u16::to_string).collect();
+    let last = s.path.len().saturating_sub(1);
+    let place = match (s.sources.get(last), s.functions.get(last)) {
+        (Some(source), _) => source.short(),
+        (None, Some(Some(f))) => f.clone(),
+        _ => String::new(),
+    };
+    format!("{} {place}", chain.join(" > "))
+        .trim_end()
+        .to_owned()
+}
+
+/// The grouped findings, and a note where the report lists only the first
+/// tuples of a kind (its memory is bounded; the counts are exact).
+fn playback_findings(p: &arpsim::playback::PlaybackReport) -> Vec<String> {
+    let mut findings = crate::observe::verify::summarize(p);
+    for (kind, listed, total) in [
+        ("missing", p.missing.len(), p.missing_total),
+        ("duplicated", p.duplicated.len(), p.duplicated_total),
+        ("unexpected", p.unexpected.len(), p.unexpected_total),
+    ] {
+        if (listed as u64) < total {
+            findings.push(format!(
+                "(the findings above cover the first {listed} of {total} {kind} tuples)"
+            ));
+        }
+    }
+    findings
+}
+
+/// The outermost measured sections of a recording (traces no other
+/// recorded trace encloses, so nested profiled and kernel sections are not
+/// counted twice): their paths and the total of their samples.
+pub fn recorded_total(stats: &[arpsim::tools::TraceStats]) -> (Vec<Vec<u16>>, u64) {
+    let paths: Vec<Vec<u16>> = stats.iter().map(|t| t.path.clone()).collect();
+    let outermost: Vec<&arpsim::tools::TraceStats> = stats
+        .iter()
+        .filter(|t| {
+            !paths
+                .iter()
+                .any(|p| p.len() < t.path.len() && t.path.starts_with(p))
+        })
+        .collect();
+    let total = outermost
+        .iter()
+        .filter_map(|t| t.sets.first())
+        .map(|s| s.total as u64)
+        .sum();
+    (outermost.iter().map(|t| t.path.clone()).collect(), total)
+}

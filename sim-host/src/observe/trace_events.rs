@@ -1,0 +1,297 @@
+//! The section timeline as Chrome trace-event JSON (Perfetto,
+//! `chrome://tracing`): one "B" event per section enter and one "E" per
+//! leave, on process 1, one track (tid) per simulated core, timestamps in
+//! microseconds of simulated time at the target's clock.
+//!
+//! The machine records events in execution order, which interleaves cores
+//! (and threads on a core) by slices; here they are ordered by time on each
+//! track (stable, so equal times keep their order and nesting). A leave
+//! is written on the track of its enter (a thread may run on another core
+//! by then), so every B has its E on the same tid. When a core carries the
+//! sections of more than one guest thread, their B/E pairs could cross;
+//! such cores get one track per thread (`tid = 1000 * (core + 1) + thread`,
+//! named "core C thread T"). Sections still open at the end (the limit was
+//! reached, or the program exited inside them) are closed at the last
+//! timestamp with `"unterminated": true`.
+
+use crate::host::arp_host::SectionEvent;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceEventsError {
+    #[error("{file}: cannot write: {source}")]
+    Write {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the target clock is 0 Hz: no simulated time")]
+    NoClock,
+}
+
+/// How the timeline is written.
+#[derive(Debug, Clone, Default)]
+pub struct TraceOptions {
+    /// The target's clock: cycles → microseconds.
+    pub clock_hz: u64,
+    /// Section names by section id (default: `section <sid>`).
+    pub names: HashMap<u16, String>,
+    /// Events the machine did not keep (`RunOutcome::section_events_dropped`).
+    pub dropped: u64,
+    /// The `--trace-limit` in force, for the note about dropped events.
+    pub limit: Option<usize>,
+}
+
+/// The trace-event document for `events`.
+pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value, TraceEventsError> {
+    if options.clock_hz == 0 {
+        return Err(TraceEventsError::NoClock);
+    }
+    let us = |cycles: u64| cycles as f64 * 1e6 / options.clock_hz as f64;
+    let name = |sid: u16| {
+        options
+            .names
+            .get(&sid)
+            .cloned()
+            .unwrap_or_else(|| format!("section {sid}"))
+    };
+
+    // Cores carrying more than one guest thread get a track per thread.
+    let mut threads_on: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for e in events {
+        threads_on.entry(e.core).or_default().insert(e.thread);
+    }
+    let track = |core: u32, thread: u32| -> u64 {
+        if threads_on.get(&core).is_some_and(|t| t.len() > 1) {
+            1000 * (u64::from(core) + 1) + u64::from(thread)
+        } else {
+            u64::from(core)
+        }
+    };
+
+    // (track, event) in recorded order; leaves go to their enter's track.
+    let mut open: BTreeMap<u32, Vec<(u64, &SectionEvent)>> = BTreeMap::new();
+    let mut placed: Vec<(u64, &SectionEvent)> = Vec::with_capacity(events.len());
+    for e in events {
+        let stack = open.entry(e.thread).or_default();
+        if e.enter {
+            let tid = track(e.core, e.thread);
+            stack.push((tid, e));
+            placed.push((tid, e));
+        } else if let Some((tid, _)) = stack.pop() {
+            placed.push((tid, e));
+        }
+        // a leave without its enter (never recorded): nothing to close
+    }
+    let last = events.iter().map(|e| e.cycles).max().unwrap_or(0);
+
+    let mut by_track: BTreeMap<u64, Vec<Value>> = BTreeMap::new();
+    let mut times: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let event = |tid: u64, e: &SectionEvent, ph: &str, cycles: u64, unterminated: bool| {
+        let mut args = json!({
+            "thread": e.thread,
+            "core": e.core,
+            "arp_tid": e.tid,
+            "sid": e.sid,
+            "kind": e.kind,
+            "cycles": cycles,
+        });
+        if unterminated {
+            args["unterminated"] = json!(true);
+        }
+        json!({
+            "name": name(e.sid),
+            "cat": "arp",
+            "ph": ph,
+            "ts": us(cycles),
+            "pid": 1,
+            "tid": tid,
+            "args": args,
+        })
+    };
+    for (tid, e) in &placed {
+        by_track.entry(*tid).or_default().push(event(
+            *tid,
+            e,
+            if e.enter { "B" } else { "E" },
+            e.cycles,
+            false,
+        ));
+        times.entry(*tid).or_default().push(e.cycles);
+    }
+    // Close what is still open, innermost first.
+    let mut unterminated = 0u64;
+    for stack in open.values() {
+        for (tid, e) in stack.iter().rev() {
+            by_track
+                .entry(*tid)
+                .or_default()
+                .push(event(*tid, e, "E", last, true));
+            times.entry(*tid).or_default().push(last);
+            unterminated += 1;
+        }
+    }
+
+    let mut trace: Vec<Value> = Vec::new();
+    trace.push(
+        json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+        "args": {"name": "sim-host (simulated time)"}}),
+    );
+    for tid in by_track.keys() {
+        let label = if *tid >= 1000 {
+            format!("core {} thread {}", tid / 1000 - 1, tid % 1000)
+        } else {
+            format!("core {tid}")
+        };
+        trace.push(
+            json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+            "args": {"name": label}}),
+        );
+    }
+    for (tid, list) in by_track {
+        // stable sort by time: equal times keep the recorded order
+        let t = &times[&tid];
+        let mut order: Vec<usize> = (0..list.len()).collect();
+        order.sort_by_key(|i| t[*i]);
+        let mut list: Vec<Option<Value>> = list.into_iter().map(Some).collect();
+        trace.extend(order.into_iter().filter_map(|i| list[i].take()));
+    }
+    let mut other = json!({
+        "clock_hz": options.clock_hz,
+        "events": events.len(),
+        "dropped_events": options.dropped,
+        "unterminated_sections": unterminated,
+    });
+    if options.dropped > 0 {
+        let note = format!(
+            "{} section events were dropped: only the first {} were kept (--trace-limit)",
+            options.dropped,
+            options.limit.map_or(events.len(), |l| l)
+        );
+        other["note"] = json!(note);
+        trace.push(
+            json!({"name": "trace truncated", "ph": "i", "s": "g", "pid": 1,
+            "tid": 0, "ts": us(last), "args": {"note": note}}),
+        );
+    }
+    Ok(json!({
+        "traceEvents": trace,
+        "displayTimeUnit": "ns",
+        "otherData": other,
+    }))
+}
+
+/// Each section's name for the timeline: `7 main (filter.c:131)`, from the
+/// report's rows (their source locations, else the enter call's function),
+/// taken from the shallowest trace that ends in the section.
+pub fn names_from_sections(
+    sections: &[crate::observe::report::SectionRow],
+) -> HashMap<u16, String> {
+    let mut names: HashMap<u16, (usize, String)> = HashMap::new();
+    for t in sections {
+        let Some(sid) = t.path.last() else {
+            continue;
+        };
+        let located = t.sources.last().map(|l| l.short());
+        let Some(place) = located.or_else(|| t.functions.last().cloned().flatten()) else {
+            continue;
+        };
+        let depth = t.path.len();
+        if names.get(sid).is_none_or(|(d, _)| depth < *d) {
+            names.insert(*sid, (depth, format!("{sid} {place}")));
+        }
+    }
+    names.into_iter().map(|(sid, (_, n))| (sid, n)).collect()
+}
+
+/// Writes the timeline to `path`.
+pub fn write(
+    path: &Path,
+    events: &[SectionEvent],
+    options: &TraceOptions,
+) -> Result<(), TraceEventsError> {
+    let doc = to_json(events, options)?;
+    let err = |source| TraceEventsError::Write {
+        file: path.to_owned(),
+        source,
+    };
+    let file = arpsim::output::Output::create(path).map_err(err)?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, &doc).map_err(|e| err(e.into()))?;
+    let file = w.into_inner().map_err(|e| err(e.into_error()))?;
+    file.commit().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(sid: u16, enter: bool, cycles: u64, core: u32, thread: u32) -> SectionEvent {
+        SectionEvent {
+            tid: 1,
+            sid,
+            kind: "plain",
+            enter,
+            cycles,
+            core,
+            thread,
+        }
+    }
+
+    #[test]
+    fn pairs_and_times() {
+        let events = [
+            ev(8, true, 0, 0, 0),
+            ev(3, true, 25, 0, 0),
+            ev(3, false, 50, 0, 0),
+        ];
+        let opts = TraceOptions {
+            clock_hz: 25_000_000,
+            names: HashMap::from([(3, "filter".to_owned())]),
+            ..Default::default()
+        };
+        let doc = to_json(&events, &opts).unwrap();
+        let list = doc["traceEvents"].as_array().unwrap();
+        let phases: Vec<&str> = list
+            .iter()
+            .filter(|e| e["ph"] != "M")
+            .map(|e| e["ph"].as_str().unwrap())
+            .collect();
+        // the open section 8 is closed at the end
+        assert_eq!(phases, ["B", "B", "E", "E"]);
+        let b = list.iter().find(|e| e["name"] == "filter").unwrap();
+        assert_eq!(b["ts"], 1.0);
+        assert_eq!(doc["otherData"]["unterminated_sections"], 1);
+    }
+
+    #[test]
+    fn threads_sharing_a_core_get_tracks() {
+        let events = [
+            ev(1, true, 0, 0, 1),
+            ev(1, true, 10, 0, 2),
+            ev(1, false, 20, 0, 1),
+            ev(1, false, 30, 0, 2),
+        ];
+        let opts = TraceOptions {
+            clock_hz: 1_000_000,
+            dropped: 3,
+            ..Default::default()
+        };
+        let doc = to_json(&events, &opts).unwrap();
+        let tids: BTreeSet<u64> = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "B")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect();
+        assert_eq!(tids, BTreeSet::from([1001, 1002]));
+        assert!(doc["otherData"]["note"].is_string());
+    }
+
+    #[test]
+    fn zero_clock_is_an_error() {
+        assert!(to_json(&[], &TraceOptions::default()).is_err());
+    }
+}

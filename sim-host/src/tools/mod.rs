@@ -1,0 +1,9 @@
+//! Whole tasks built from the layers below: one run with its outputs
+//! ([`session`], shared by `sim-host run`, suites and the debugger),
+//! suites, the GDB stub, the guest SDK and project scaffolding.
+
+pub mod gdb;
+pub mod scaffold;
+pub mod sdk;
+pub mod session;
+pub mod suite;

@@ -1,0 +1,286 @@
+//! `sim-host new`: a guest project of the user's own, outside this
+//! repository, that builds with one command and runs in the simulator with
+//! one command (`make run` for C, `cargo run` for Rust), with an example
+//! kernel instrumented with the ARP API. The C project takes its flags
+//! from the SDK's Makefile fragment; the Rust project uses the core's
+//! runtime crate (cortex-m-rt or riscv-rt), semihosting for its output and
+//! exit, and the SDK's `arp-guest` crate for the ARP API.
+
+use crate::model::target::{Arch, RegionKind, Target};
+use std::path::{Path, PathBuf};
+
+/// The language of a new project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    Rust,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    #[error("{0}: already exists; choose another name or remove it")]
+    Exists(PathBuf),
+    #[error("{0}: a project name is letters, digits, `-` and `_`, starting with a letter")]
+    BadName(String),
+    #[error("target `{0}` has no Rust target triple (`rust_target` in its [guest] table)")]
+    NoRustTarget(String),
+    #[error("target `{target}` has no `{kind}` memory region for memory.x")]
+    NoRegion { target: String, kind: &'static str },
+    #[error("{file}: {source}")]
+    Write {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Creates project `name` in `parent`; returns its folder. `sdk` is the
+/// SDK folder (the Rust project refers to its `arp-guest` crate) and
+/// `sim_host` the command the project runs.
+pub fn create(
+    parent: &Path,
+    name: &str,
+    target: &Target,
+    lang: Lang,
+    sdk: &Path,
+    sim_host: &str,
+) -> Result<PathBuf, ScaffoldError> {
+    check_name(name)?;
+    let dir = parent.join(name);
+    if dir.exists() {
+        return Err(ScaffoldError::Exists(dir));
+    }
+    let files = match lang {
+        Lang::C => c_files(),
+        Lang::Rust => rust_files(target, sdk, sim_host)?,
+    };
+    for (relative, text) in files {
+        let text = text
+            .replace("{{NAME}}", name)
+            .replace("{{TARGET}}", &target.name);
+        write(&dir.join(relative), &text)?;
+    }
+    Ok(dir)
+}
+
+fn check_name(name: &str) -> Result<(), ScaffoldError> {
+    let mut chars = name.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ScaffoldError::BadName(arpsim::error::quote(name)))
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ScaffoldError> {
+    let err = |source| ScaffoldError::Write {
+        file: path.to_owned(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    arpsim::output::write(path, text).map_err(err)
+}
+
+fn c_files() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "Makefile",
+            include_str!("../../templates/c/Makefile").into(),
+        ),
+        (
+            "src/main.c",
+            include_str!("../../templates/c/main.c").into(),
+        ),
+        (
+            "README.md",
+            include_str!("../../templates/c/README.md").into(),
+        ),
+        (".gitignore", "/build\n".into()),
+    ]
+}
+
+/// The linker's value for the debug information of discarded functions:
+/// not 0 (lld's default), which on a core whose code starts near address 0
+/// makes them overlap real code and misnames every source location.
+macro_rules! tombstone {
+    () => {
+        "\"-C\", \"link-arg=-zdead-reloc-in-nonalloc=.debug_*=0xffffffff\""
+    };
+}
+
+/// What differs between the Arm and RISC-V runtime crates.
+struct Runtime {
+    dependencies: &'static str,
+    uses: &'static str,
+    exit: &'static str,
+    rustflags: &'static str,
+}
+
+fn runtime(arch: Arch) -> Runtime {
+    match arch {
+        Arch::Arm => Runtime {
+            dependencies: "cortex-m-rt = \"0.7\"\ncortex-m-semihosting = \"0.5\"\n\
+                           panic-semihosting = { version = \"0.6\", features = [\"exit\"] }",
+            uses: "use cortex_m_rt::entry;\nuse cortex_m_semihosting::{debug, hprintln};\n\
+                   use panic_semihosting as _;",
+            exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
+            rustflags: concat!("\"-C\", \"link-arg=-Tlink.x\", ", tombstone!()),
+        },
+        Arch::Riscv => Runtime {
+            dependencies: "riscv-rt = \"0.12\"\nriscv = { version = \"0.12\", features = [\"critical-section-single-hart\"] }\n\
+                           riscv-semihosting = \"0.1\"\npanic-halt = \"1\"",
+            uses: "use riscv_rt::entry;\nuse riscv_semihosting::{debug, hprintln};\nuse panic_halt as _;\n\
+                   // Linked for its single-hart critical section (semihosting output).\nuse riscv as _;",
+            exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
+            rustflags: concat!(
+                "\"-C\", \"link-arg=-Tmemory.x\", \"-C\", \"link-arg=-Tlink.x\", ",
+                tombstone!()
+            ),
+        },
+    }
+}
+
+fn rust_files(
+    target: &Target,
+    sdk: &Path,
+    sim_host: &str,
+) -> Result<Vec<(&'static str, String)>, ScaffoldError> {
+    let triple = target
+        .guest
+        .rust_target
+        .clone()
+        .ok_or_else(|| ScaffoldError::NoRustTarget(target.name.clone()))?;
+    let rt = runtime(target.arch);
+    let fill = |text: &str| {
+        text.replace("{{RUST_TARGET}}", &triple)
+            .replace("{{SDK}}", &sdk.display().to_string())
+            .replace("{{SIM_HOST}}", sim_host)
+            .replace("{{RUNTIME_DEPENDENCIES}}", rt.dependencies)
+            .replace("{{RUNTIME_USE}}", rt.uses)
+            .replace("{{EXIT}}", rt.exit)
+            .replace("{{RUSTFLAGS}}", rt.rustflags)
+    };
+    Ok(vec![
+        (
+            "Cargo.toml",
+            fill(include_str!("../../templates/rust/Cargo.toml")),
+        ),
+        (
+            ".cargo/config.toml",
+            fill(include_str!("../../templates/rust/config.toml")),
+        ),
+        (
+            "build.rs",
+            fill(include_str!("../../templates/rust/build.rs")),
+        ),
+        (
+            "src/main.rs",
+            fill(include_str!("../../templates/rust/main.rs")),
+        ),
+        (
+            "README.md",
+            fill(include_str!("../../templates/rust/README.md")),
+        ),
+        ("memory.x", memory_x(target)?),
+        (".gitignore", "/target\n".into()),
+    ])
+}
+
+/// The linker's view of the target's memory map, as the runtime crates
+/// expect it (cortex-m-rt: FLASH and RAM; riscv-rt: the same with region
+/// aliases).
+fn memory_x(target: &Target) -> Result<String, ScaffoldError> {
+    let region = |kind: RegionKind, label: &'static str| {
+        target
+            .regions
+            .iter()
+            .find(|r| r.kind == kind)
+            .map(|r| {
+                format!(
+                    "  {label} : ORIGIN = {:#010x}, LENGTH = {:#x}\n",
+                    r.start, r.size
+                )
+            })
+            .ok_or(ScaffoldError::NoRegion {
+                target: target.name.clone(),
+                kind: label,
+            })
+    };
+    let mut text = format!(
+        "/* The memory map of sim-host's `{}` target. */\nMEMORY\n{{\n{}{}}}\n",
+        target.name,
+        region(RegionKind::Flash, "FLASH")?,
+        region(RegionKind::Ram, "RAM")?
+    );
+    if target.arch == Arch::Riscv {
+        for (alias, region) in [
+            ("REGION_TEXT", "FLASH"),
+            ("REGION_RODATA", "FLASH"),
+            ("REGION_DATA", "RAM"),
+            ("REGION_BSS", "RAM"),
+            ("REGION_HEAP", "RAM"),
+            ("REGION_STACK", "RAM"),
+        ] {
+            text += &format!("REGION_ALIAS(\"{alias}\", {region});\n");
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked_and_nothing_is_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = crate::model::target::builtin("cortex-m4").unwrap();
+        for bad in ["", "1x", "a/b", "../x", "a b"] {
+            let err = create(dir.path(), bad, &t, Lang::C, dir.path(), "sim-host").unwrap_err();
+            assert!(matches!(err, ScaffoldError::BadName(_)), "{bad}: {err}");
+        }
+        std::fs::create_dir(dir.path().join("taken")).unwrap();
+        let err = create(dir.path(), "taken", &t, Lang::C, dir.path(), "sim-host").unwrap_err();
+        assert!(matches!(err, ScaffoldError::Exists(_)));
+    }
+
+    #[test]
+    fn projects_name_their_target_everywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, target) in [("c4", "cortex-m4"), ("r5", "rv32imac")] {
+            let t = crate::model::target::builtin(target).unwrap();
+            let c = create(dir.path(), name, &t, Lang::C, dir.path(), "sim-host").unwrap();
+            let make = std::fs::read_to_string(c.join("Makefile")).unwrap();
+            assert!(make.contains(&format!("TARGET ?= {target}")));
+            let rust_name = format!("{name}-rs");
+            let r = create(
+                dir.path(),
+                &rust_name,
+                &t,
+                Lang::Rust,
+                dir.path(),
+                "sim-host",
+            )
+            .unwrap();
+            let config = std::fs::read_to_string(r.join(".cargo/config.toml")).unwrap();
+            let triple = t.guest.rust_target.as_deref().unwrap();
+            assert!(
+                config.contains(&format!("target = \"{triple}\"")),
+                "{config}"
+            );
+            assert!(config.contains(&format!("--target {target}")), "{config}");
+            let memory = std::fs::read_to_string(r.join("memory.x")).unwrap();
+            assert!(
+                memory.contains("FLASH") && memory.contains("RAM"),
+                "{memory}"
+            );
+            for file in ["Cargo.toml", "src/main.rs", "README.md"] {
+                let text = std::fs::read_to_string(r.join(file)).unwrap();
+                assert!(!text.contains("{{"), "{file} has an unfilled placeholder");
+            }
+        }
+    }
+}
