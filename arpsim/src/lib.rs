@@ -10,6 +10,7 @@
 //! | module | concept |
 //! | --- | --- |
 //! | [`types`] | the manual's types (6.1.1): ids, data types, modes, formats, [`types::Value`], [`types::StackEntry`] |
+//! | [`text`] | how a message quotes input ([`text::quote`]) |
 //! | [`error`] | [`error::ArpError`] with the manual's severities (`arp_error_t`), [`error::FormatError`] with line/column |
 //! | [`engine`] | [`engine::Engine`]: section stacks, counters, callback sets ([`engine::CallbackSet`]), modes |
 //! | [`paths`] | [`paths::PathInterner`]: section-id paths (traces) as numbers, one step per enter |
@@ -125,6 +126,7 @@ pub mod playback;
 pub mod query;
 pub mod record;
 pub mod shard;
+pub mod text;
 pub mod tools;
 pub mod types;
 

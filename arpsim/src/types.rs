@@ -280,7 +280,7 @@ impl Value {
     /// "Values"). Integers must fit the type; floats must be finite unless
     /// spelled `inf`, `-inf` or `NaN`.
     pub fn parse(ty: DataType, text: &str) -> Result<Value, String> {
-        use crate::error::quote;
+        use crate::text::quote;
         fn int<T: std::str::FromStr>(ty: DataType, text: &str) -> Result<T, String> {
             text.parse::<T>().map_err(|_| {
                 if !text.is_empty()
