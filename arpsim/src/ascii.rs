@@ -1,11 +1,11 @@
 //! The ASCII `data.arp` format, version 1.1 (manual 6.5; the parts the
 //! manual leaves open are specified in FORMAT.md).
 
-use crate::codec::{RecordRead, RecordWrite};
 use crate::error::FormatError;
-use crate::record::{common_prefix, Header, Histogram, Payload, Record, MAX_DEPTH};
+use crate::record::{Header, Histogram, Payload, Record, RecordRead, RecordWrite, MAX_DEPTH};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
-use std::io::{self, BufRead, Read, Write};
+use crate::writer::{Encoding, RecordWriter};
+use std::io::{BufRead, Read};
 
 /// The first line of every ASCII file (manual 6.5).
 pub const VERSION_LINE: &str = "# Atomium record and playback data - format version 1.1.";
@@ -80,115 +80,58 @@ pub fn count_line(count: u64, partial: bool, fixed_width: bool) -> Vec<u8> {
     }
 }
 
+/// How the ASCII format spells a record: `depth reuse sid@idx ...: values;`
+/// (manual 6.5).
+#[derive(Debug)]
+pub enum AsciiEncoding {}
+
 /// Writes records in the ASCII format, with prefix reuse (manual 6.5).
-pub struct AsciiWriter<W: Write> {
-    out: W,
-    prev: Vec<StackEntry>,
-    buf: Vec<u8>,
-}
+pub type AsciiWriter<W> = RecordWriter<W, AsciiEncoding>;
 
-impl<W: Write> AsciiWriter<W> {
-    /// A writer whose header has already been written (or will be
-    /// written by the caller).
-    pub fn new(out: W) -> Self {
-        AsciiWriter {
-            out,
-            prev: Vec::new(),
-            buf: Vec::with_capacity(1 << 16),
-        }
-    }
-
-    /// Flushes and returns the underlying writer.
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.flush_buf()?;
-        Ok(self.out)
-    }
-
-    fn flush_buf(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        Ok(())
-    }
-
-    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) -> io::Result<()> {
-        if stack.len() > MAX_DEPTH {
-            // No reader would accept it (FORMAT.md, "Memory bounds").
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "stack deeper than 65535 sections",
-            ));
-        }
-        let reuse = common_prefix(&self.prev, stack);
+impl Encoding for AsciiEncoding {
+    fn stack(buf: &mut Vec<u8>, depth: usize, reuse: usize, new: &[StackEntry], with_idx: bool) {
         let mut num = itoa::Buffer::new();
-        self.buf
-            .extend_from_slice(num.format(stack.len()).as_bytes());
-        self.buf.push(b' ');
-        self.buf.extend_from_slice(num.format(reuse).as_bytes());
-        for e in &stack[reuse..] {
-            self.buf.push(b' ');
-            self.buf.extend_from_slice(num.format(e.sid).as_bytes());
+        buf.extend_from_slice(num.format(depth).as_bytes());
+        buf.push(b' ');
+        buf.extend_from_slice(num.format(reuse).as_bytes());
+        for e in new {
+            buf.push(b' ');
+            buf.extend_from_slice(num.format(e.sid).as_bytes());
             if with_idx {
-                self.buf.push(b'@');
-                self.buf.extend_from_slice(num.format(e.idx).as_bytes());
+                buf.push(b'@');
+                buf.extend_from_slice(num.format(e.idx).as_bytes());
             }
         }
-        self.buf.push(b':');
-        self.prev.truncate(reuse);
-        self.prev.extend_from_slice(&stack[reuse..]);
-        Ok(())
+        buf.push(b':');
     }
 
-    fn end_record(&mut self) -> io::Result<()> {
-        self.buf.extend_from_slice(b";\n");
-        if self.buf.len() >= 1 << 15 {
-            self.flush_buf()?;
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> RecordWrite for AsciiWriter<W> {
-    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()> {
-        self.start_record(stack, true)?;
-        for v in values {
-            self.buf.push(b' ');
-            v.write_ascii(&mut self.buf);
-        }
-        self.end_record()
+    fn value(buf: &mut Vec<u8>, value: &Value) {
+        buf.push(b' ');
+        value.write_ascii(buf);
     }
 
-    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()> {
-        match payload {
-            Payload::Sample(values) => return self.write_sample(stack, values),
-            Payload::Average { count, means } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(format!(" {count}").as_bytes());
-                for &m in means {
-                    self.buf.push(b' ');
-                    crate::types::write_f64(m, &mut self.buf);
-                }
+    fn count(buf: &mut Vec<u8>, count: u64) {
+        buf.extend_from_slice(format!(" {count}").as_bytes());
+    }
+
+    fn mean(buf: &mut Vec<u8>, mean: f64) {
+        buf.push(b' ');
+        crate::types::write_f64(mean, buf);
+    }
+
+    fn histogram(buf: &mut Vec<u8>, histogram: &Histogram) {
+        buf.extend_from_slice(b" [");
+        for (i, (bin, n)) in histogram.bins.iter().enumerate() {
+            if i > 0 {
+                buf.push(b' ');
             }
-            Payload::Histogram { count, histograms } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(format!(" {count}").as_bytes());
-                for h in histograms {
-                    self.buf.extend_from_slice(b" [");
-                    for (i, (bin, n)) in h.bins.iter().enumerate() {
-                        if i > 0 {
-                            self.buf.push(b' ');
-                        }
-                        self.buf.extend_from_slice(format!("{bin}:{n}").as_bytes());
-                    }
-                    self.buf.push(b']');
-                }
-            }
+            buf.extend_from_slice(format!("{bin}:{n}").as_bytes());
         }
-        self.end_record()
+        buf.push(b']');
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        self.flush_buf()?;
-        self.out.flush()
+    fn end(buf: &mut Vec<u8>) {
+        buf.extend_from_slice(b";\n");
     }
 }
 

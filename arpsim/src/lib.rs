@@ -15,9 +15,10 @@
 //! | [`engine`] | [`engine::Engine`]: section stacks, counters, callback sets ([`engine::CallbackSet`]), modes |
 //! | [`paths`] | [`paths::PathInterner`]: section-id paths (traces) as numbers, one step per enter |
 //! | [`playback`] | [`playback::PlaybackIndex`]: recorded samples by counter tuple, play counts, [`playback::PlaybackReport`] |
-//! | [`record`] | a file's content independent of format: [`record::Header`], [`record::Record`], [`record::Payload`], [`record::Histogram`] |
+//! | [`record`] | a file's content independent of format: [`record::Header`], [`record::Record`], [`record::Payload`], [`record::Histogram`]; the interface of every format ([`record::RecordRead`], [`record::RecordWrite`]) |
 //! | [`ascii`] | the ASCII format 1.1 (manual 6.5) |
 //! | [`binary`] | the binary format (FORMAT.md) |
+//! | [`writer`] | the record layout both formats share: [`writer::RecordWriter`] over a format's [`writer::Encoding`] |
 //! | [`codec`] | format/gzip detection, atomic writes, the streamed `record_all` output |
 //! | [`query`] | the query API of manual 6.4: [`query::Dataset`], [`query::Trace`] |
 //! | [`shard`] | [`shard::Shard`]: `--shard K/N` for the tools that spread work over machines |
@@ -129,6 +130,7 @@ pub mod shard;
 pub mod text;
 pub mod tools;
 pub mod types;
+pub mod writer;
 
 pub use engine::{CallbackSet, Engine, FinishSummary, SectionKind};
 pub use error::{ArpError, FormatError, Severity};

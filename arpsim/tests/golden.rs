@@ -2,8 +2,7 @@
 //! -p arpsim --test golden` rewrites them; review the diff.
 
 use arpsim::ascii;
-use arpsim::binary::{self, BinaryWriter};
-use arpsim::codec::RecordWrite;
+use arpsim::binary;
 use arpsim::query::Dataset;
 use arpsim::record::{Header, Histogram, Payload, Record};
 use arpsim::types::{DataType, FileFormat, Mode, StackEntry, Value};
@@ -136,20 +135,6 @@ fn histogram() -> (Header, Vec<Record>) {
     (h, r)
 }
 
-fn binary_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Binary;
-    h.count = records.len() as u64;
-    let mut out = binary::header_bytes(&h);
-    let mut w = BinaryWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload).unwrap();
-    }
-    w.finish().unwrap();
-    drop(w);
-    out
-}
-
 #[test]
 fn golden_files() {
     for (name, (header, records)) in [
@@ -162,7 +147,7 @@ fn golden_files() {
         let d =
             Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.arp"))).unwrap()).unwrap();
         assert_eq!(d.records(), &records[..], "{name}.arp reads back");
-        let bin = binary_bytes(&header, &records);
+        let bin = binary::to_bytes(&header, &records);
         check(&format!("{name}.bin"), &bin);
         let d =
             Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.bin"))).unwrap()).unwrap();

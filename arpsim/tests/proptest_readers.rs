@@ -2,8 +2,7 @@
 //! every format, and no input makes a reader panic.
 
 use arpsim::ascii;
-use arpsim::binary::{self, BinaryWriter};
-use arpsim::codec::RecordWrite;
+use arpsim::binary;
 use arpsim::query::Dataset;
 use arpsim::record::{Header, Histogram, Payload, Record};
 use arpsim::types::{DataType, FileFormat, Mode, StackEntry, Value};
@@ -106,19 +105,6 @@ fn dataset() -> impl Strategy<Value = (Header, Vec<Record>)> {
         })
 }
 
-fn binary_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Binary;
-    let mut out = binary::header_bytes(&h);
-    let mut w = BinaryWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload).unwrap();
-    }
-    w.finish().unwrap();
-    drop(w);
-    out
-}
-
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(bytes).unwrap();
@@ -136,7 +122,7 @@ proptest! {
         prop_assert_eq!(d.header().partial, header.partial);
         // Writing what was read gives the same bytes.
         prop_assert_eq!(&ascii::to_bytes(d.header(), d.records()), &text);
-        let bin = binary_bytes(&header, &records);
+        let bin = binary::to_bytes(&header, &records);
         for bytes in [bin.clone(), gzip(&text), gzip(&bin)] {
             let back = Dataset::from_bytes(&bytes).unwrap();
             prop_assert_eq!(back.records(), &records[..]);
@@ -157,7 +143,7 @@ proptest! {
 
     #[test]
     fn damaged_files_fail_cleanly((header, records) in dataset(), cut in any::<prop::sample::Index>(), flip in any::<prop::sample::Index>(), byte in any::<u8>()) {
-        for bytes in [ascii::to_bytes(&header, &records), binary_bytes(&header, &records)] {
+        for bytes in [ascii::to_bytes(&header, &records), binary::to_bytes(&header, &records)] {
             let truncated = &bytes[..cut.index(bytes.len())];
             let _ = Dataset::from_bytes(truncated);
             let gz = gzip(&bytes);
