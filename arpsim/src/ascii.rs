@@ -278,12 +278,38 @@ impl<R: BufRead> AsciiReader<R> {
     }
 
     fn parse_line(&mut self, line: &[u8], rec: &mut Record) -> Result<(), FormatError> {
-        let with_idx = self.header.mode == Mode::RecordAll;
         let colon = line
             .iter()
             .position(|&b| b == b':')
             .ok_or_else(|| self.err(0, "missing `:` after the stack"))?;
         let (left, right) = (&line[..colon], &line[colon + 1..]);
+        self.parse_stack(line, left, &mut rec.stack)?;
+        let body = right
+            .strip_suffix(b";")
+            .ok_or_else(|| self.err(line.len() as u32, "missing `;` at the end of the record"))?;
+        let body = body
+            .strip_prefix(b" ")
+            .ok_or_else(|| self.err(column_of(line, right), "expected a space after `:`"))?;
+        match self.header.mode {
+            Mode::RecordAll => self.parse_sample(line, body, &mut rec.payload)?,
+            Mode::RecordAverage => rec.payload = self.parse_average(line, body)?,
+            Mode::RecordHistogram | Mode::Playback => {
+                rec.payload = self.parse_histograms(line, body)?
+            }
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(&rec.stack);
+        Ok(())
+    }
+
+    /// The stack part `depth reuse sid[@idx] ...` (`left`, before the `:`)
+    /// into `stack`, with the reused entries of the previous record.
+    fn parse_stack(
+        &self,
+        line: &[u8],
+        left: &[u8],
+        stack: &mut Vec<StackEntry>,
+    ) -> Result<(), FormatError> {
         let mut toks = left.split(|&b| b == b' ');
         let depth_tok = toks.next().unwrap_or(left);
         let depth: usize =
@@ -313,161 +339,177 @@ impl<R: BufRead> AsciiReader<R> {
                 format!("reuse {reuse} is larger than the depth {depth}"),
             ));
         }
-        rec.stack.clear();
-        rec.stack.extend_from_slice(&self.prev[..reuse]);
+        stack.clear();
+        stack.extend_from_slice(&self.prev[..reuse]);
         for tok in toks {
-            let col = column_of(line, tok);
-            let entry = if with_idx {
-                let at = tok
-                    .iter()
-                    .position(|&b| b == b'@')
-                    .ok_or_else(|| self.err(col, "stack entry is not `sid@idx`"))?;
-                let sid = parse_num(&tok[..at]);
-                let idx = parse_num(&tok[at + 1..]);
-                match (sid, idx) {
-                    (Some(sid), Some(idx)) => StackEntry { sid, idx },
-                    _ => return Err(self.err(col, "stack entry is not `sid@idx` with a section id up to 65535 and a 32-bit index")),
-                }
-            } else {
-                StackEntry {
-                    sid: parse_num(tok)
-                        .ok_or_else(|| self.err(col, "stack entry is not a section id"))?,
-                    idx: 0,
-                }
-            };
-            rec.stack.push(entry);
+            stack.push(self.parse_entry(line, tok)?);
         }
-        if rec.stack.len() != depth {
+        if stack.len() != depth {
             return Err(self.err(
                 0,
                 format!(
                     "depth {depth} with reuse {reuse} needs {} stack entries, found {}",
                     depth - reuse,
-                    rec.stack.len() - reuse
+                    stack.len() - reuse
                 ),
             ));
         }
         if depth == 0 {
             return Err(self.err(1, "a record needs at least one stack entry"));
         }
-        let body = right
-            .strip_suffix(b";")
-            .ok_or_else(|| self.err(line.len() as u32, "missing `;` at the end of the record"))?;
-        let body = body
-            .strip_prefix(b" ")
-            .ok_or_else(|| self.err(column_of(line, right), "expected a space after `:`"))?;
-        let types = &self.header.types;
-        match self.header.mode {
-            Mode::RecordAll => {
-                let mut values =
-                    match std::mem::replace(&mut rec.payload, Payload::Sample(Vec::new())) {
-                        Payload::Sample(v) => v,
-                        _ => Vec::new(),
-                    };
-                values.clear();
-                let mut toks = body.split(|&b| b == b' ');
-                for (i, &ty) in types.iter().enumerate() {
-                    let tok = toks.next().ok_or_else(|| {
-                        self.err(0, format!("missing value {} of {}", i + 1, types.len()))
-                    })?;
-                    let text = std::str::from_utf8(tok)
-                        .map_err(|_| self.err(column_of(line, tok), "value is not ASCII"))?;
-                    let v = Value::parse(ty, text)
-                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
-                    values.push(v);
-                }
-                if let Some(extra) = toks.next() {
-                    return Err(self.err(column_of(line, extra), "more values than callback sets"));
-                }
-                rec.payload = Payload::Sample(values);
-            }
-            Mode::RecordAverage => {
-                let mut toks = body.split(|&b| b == b' ');
-                let count = self.parse_count(line, toks.next())?;
-                let mut means = Vec::with_capacity(types.len());
-                for i in 0..types.len() {
-                    let tok = toks.next().ok_or_else(|| {
-                        self.err(0, format!("missing mean {} of {}", i + 1, types.len()))
-                    })?;
-                    let m = Value::parse(DataType::Double, std::str::from_utf8(tok).unwrap_or("?"))
-                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
-                    means.push(m.as_f64());
-                }
-                if let Some(extra) = toks.next() {
-                    return Err(self.err(column_of(line, extra), "more means than callback sets"));
-                }
-                rec.payload = Payload::Average { count, means };
-            }
-            Mode::RecordHistogram | Mode::Playback => {
-                let (count_tok, mut rest) = match body.iter().position(|&b| b == b' ') {
-                    Some(p) => (&body[..p], &body[p + 1..]),
-                    None => (body, &body[body.len()..]),
-                };
-                let count = self.parse_count(line, Some(count_tok))?;
-                let mut histograms = Vec::with_capacity(types.len());
-                for i in 0..types.len() {
-                    if i > 0 {
-                        rest = rest.strip_prefix(b" ").ok_or_else(|| {
-                            self.err(column_of(line, rest), "expected a space between histograms")
-                        })?;
-                    }
-                    let inner = rest.strip_prefix(b"[").ok_or_else(|| {
-                        self.err(
-                            column_of(line, rest),
-                            format!("expected `[` opening histogram {}", i + 1),
-                        )
-                    })?;
-                    let close = inner
-                        .iter()
-                        .position(|&b| b == b']')
-                        .ok_or_else(|| self.err(column_of(line, rest), "histogram without `]`"))?;
-                    let mut h = Histogram::default();
-                    if close > 0 {
-                        for pair in inner[..close].split(|&b| b == b' ') {
-                            let col = column_of(line, pair);
-                            let colon = pair.iter().position(|&b| b == b':');
-                            let parsed = colon.and_then(|c| {
-                                Some((
-                                    parse_num::<u8>(&pair[..c])?,
-                                    parse_num::<u64>(&pair[c + 1..])?,
-                                ))
-                            });
-                            let (bin, n) = parsed
-                                .ok_or_else(|| self.err(col, "histogram bin is not `bin:count`"))?;
-                            if bin as usize >= crate::record::HISTOGRAM_BINS || n == 0 {
-                                return Err(self.err(col, "histogram bin out of range or empty"));
-                            }
-                            if h.bins.last().is_some_and(|&(b, _)| b >= bin) {
-                                return Err(self.err(col, "histogram bins are not increasing"));
-                            }
-                            h.bins.push((bin, n));
-                        }
-                    }
-                    if h.total() != u128::from(count) {
-                        return Err(self.err(
-                            column_of(line, rest),
-                            format!(
-                                "histogram {} holds {} samples, the record says {count}",
-                                i + 1,
-                                h.total()
-                            ),
-                        ));
-                    }
-                    histograms.push(h);
-                    rest = &inner[close + 1..];
-                }
-                if !rest.is_empty() {
-                    return Err(self.err(
-                        column_of(line, rest),
-                        "unexpected text after the histograms",
-                    ));
-                }
-                rec.payload = Payload::Histogram { count, histograms };
-            }
-        }
-        self.prev.clear();
-        self.prev.extend_from_slice(&rec.stack);
         Ok(())
+    }
+
+    /// One stack entry: `sid@idx` in `record_all` files, else `sid`.
+    fn parse_entry(&self, line: &[u8], tok: &[u8]) -> Result<StackEntry, FormatError> {
+        let col = column_of(line, tok);
+        if self.header.mode != Mode::RecordAll {
+            return Ok(StackEntry {
+                sid: parse_num(tok)
+                    .ok_or_else(|| self.err(col, "stack entry is not a section id"))?,
+                idx: 0,
+            });
+        }
+        let at = tok
+            .iter()
+            .position(|&b| b == b'@')
+            .ok_or_else(|| self.err(col, "stack entry is not `sid@idx`"))?;
+        match (parse_num(&tok[..at]), parse_num(&tok[at + 1..])) {
+            (Some(sid), Some(idx)) => Ok(StackEntry { sid, idx }),
+            _ => Err(self.err(
+                col,
+                "stack entry is not `sid@idx` with a section id up to 65535 and a 32-bit index",
+            )),
+        }
+    }
+
+    /// The values of a `record_all` sample, into `payload` (its vector is
+    /// reused).
+    fn parse_sample(
+        &self,
+        line: &[u8],
+        body: &[u8],
+        payload: &mut Payload,
+    ) -> Result<(), FormatError> {
+        let types = &self.header.types;
+        let mut values = match std::mem::replace(payload, Payload::Sample(Vec::new())) {
+            Payload::Sample(v) => v,
+            _ => Vec::new(),
+        };
+        values.clear();
+        let mut toks = body.split(|&b| b == b' ');
+        for (i, &ty) in types.iter().enumerate() {
+            let tok = toks.next().ok_or_else(|| {
+                self.err(0, format!("missing value {} of {}", i + 1, types.len()))
+            })?;
+            let text = std::str::from_utf8(tok)
+                .map_err(|_| self.err(column_of(line, tok), "value is not ASCII"))?;
+            let v =
+                Value::parse(ty, text).map_err(|reason| self.err(column_of(line, tok), reason))?;
+            values.push(v);
+        }
+        if let Some(extra) = toks.next() {
+            return Err(self.err(column_of(line, extra), "more values than callback sets"));
+        }
+        *payload = Payload::Sample(values);
+        Ok(())
+    }
+
+    /// The count and means of a `record_average` record.
+    fn parse_average(&self, line: &[u8], body: &[u8]) -> Result<Payload, FormatError> {
+        let types = &self.header.types;
+        let mut toks = body.split(|&b| b == b' ');
+        let count = self.parse_count(line, toks.next())?;
+        let mut means = Vec::with_capacity(types.len());
+        for i in 0..types.len() {
+            let tok = toks
+                .next()
+                .ok_or_else(|| self.err(0, format!("missing mean {} of {}", i + 1, types.len())))?;
+            let m = Value::parse(DataType::Double, std::str::from_utf8(tok).unwrap_or("?"))
+                .map_err(|reason| self.err(column_of(line, tok), reason))?;
+            means.push(m.as_f64());
+        }
+        if let Some(extra) = toks.next() {
+            return Err(self.err(column_of(line, extra), "more means than callback sets"));
+        }
+        Ok(Payload::Average { count, means })
+    }
+
+    /// The count and `[bin:n ...]` histograms of a `record_histogram`
+    /// record.
+    fn parse_histograms(&self, line: &[u8], body: &[u8]) -> Result<Payload, FormatError> {
+        let types = &self.header.types;
+        let (count_tok, mut rest) = match body.iter().position(|&b| b == b' ') {
+            Some(p) => (&body[..p], &body[p + 1..]),
+            None => (body, &body[body.len()..]),
+        };
+        let count = self.parse_count(line, Some(count_tok))?;
+        let mut histograms = Vec::with_capacity(types.len());
+        for i in 0..types.len() {
+            if i > 0 {
+                rest = rest.strip_prefix(b" ").ok_or_else(|| {
+                    self.err(column_of(line, rest), "expected a space between histograms")
+                })?;
+            }
+            let inner = rest.strip_prefix(b"[").ok_or_else(|| {
+                self.err(
+                    column_of(line, rest),
+                    format!("expected `[` opening histogram {}", i + 1),
+                )
+            })?;
+            let close = inner
+                .iter()
+                .position(|&b| b == b']')
+                .ok_or_else(|| self.err(column_of(line, rest), "histogram without `]`"))?;
+            let h = self.parse_bins(line, &inner[..close])?;
+            if h.total() != u128::from(count) {
+                return Err(self.err(
+                    column_of(line, rest),
+                    format!(
+                        "histogram {} holds {} samples, the record says {count}",
+                        i + 1,
+                        h.total()
+                    ),
+                ));
+            }
+            histograms.push(h);
+            rest = &inner[close + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(self.err(
+                column_of(line, rest),
+                "unexpected text after the histograms",
+            ));
+        }
+        Ok(Payload::Histogram { count, histograms })
+    }
+
+    /// The `bin:n` pairs of one histogram (`inner`, between `[` and `]`).
+    fn parse_bins(&self, line: &[u8], inner: &[u8]) -> Result<Histogram, FormatError> {
+        let mut h = Histogram::default();
+        if inner.is_empty() {
+            return Ok(h);
+        }
+        for pair in inner.split(|&b| b == b' ') {
+            let col = column_of(line, pair);
+            let colon = pair.iter().position(|&b| b == b':');
+            let parsed = colon.and_then(|c| {
+                Some((
+                    parse_num::<u8>(&pair[..c])?,
+                    parse_num::<u64>(&pair[c + 1..])?,
+                ))
+            });
+            let (bin, n) =
+                parsed.ok_or_else(|| self.err(col, "histogram bin is not `bin:count`"))?;
+            if bin as usize >= crate::record::HISTOGRAM_BINS || n == 0 {
+                return Err(self.err(col, "histogram bin out of range or empty"));
+            }
+            if h.bins.last().is_some_and(|&(b, _)| b >= bin) {
+                return Err(self.err(col, "histogram bins are not increasing"));
+            }
+            h.bins.push((bin, n));
+        }
+        Ok(h)
     }
 
     fn parse_count(&self, line: &[u8], tok: Option<&[u8]>) -> Result<u64, FormatError> {
