@@ -19,6 +19,7 @@
 //! | [`ascii`] | the ASCII format 1.1 (manual 6.5) |
 //! | [`binary`] | the binary format (FORMAT.md) |
 //! | [`writer`] | the record layout both formats share: [`writer::RecordWriter`] over a format's [`writer::Encoding`] |
+//! | [`c_area`], [`c_callbacks`] | a data area as C sees it; a callback set of C functions (libarp's and sim-host's plugins'), the crate's only `unsafe` code |
 //! | [`codec`] | format/gzip detection, atomic writes, the streamed `record_all` output |
 //! | [`query`] | the query API of manual 6.4: [`query::Dataset`], [`query::Trace`] |
 //! | [`shard`] | [`shard::Shard`]: `--shard K/N` for the tools that spread work over machines |
@@ -113,9 +114,14 @@
 //! Playback needs a `record_all` file whose callback-set types equal the
 //! registered sets'.
 
+#![deny(unsafe_code)]
+
 pub mod ascii;
 pub mod binary;
 pub mod c_area;
+// The one module with unsafe code: it calls C functions.
+#[allow(unsafe_code)]
+pub mod c_callbacks;
 pub mod codec;
 pub mod engine;
 pub mod error;

@@ -12,10 +12,11 @@
 //!   status 1 for `arp_error_fatal`, `arp_error_syntax` and `arp_error_io`
 //!   (manual 6.1.1: "issue an error message and exit or issue a warning
 //!   message").
-//! * A spawn/join callback receives the address of the context pointer
-//!   (manual 3.1): each thread has its own copy, inherited from its parent
-//!   at spawn and dropped at join, so the parent's pointer is "restored
-//!   automatically".
+//! * C callback sets are arpsim's `c_callbacks::CCallbacks` (shared with
+//!   sim-host's plugins): a spawn/join callback receives the address of
+//!   the context pointer (manual 3.1); each thread has its own copy,
+//!   inherited from its parent at spawn and dropped at join, so the
+//!   parent's pointer is "restored automatically".
 //! * `long` is the platform's C `long`; `long double` values are held as
 //!   `double` by the engine.
 //! * `arpsim_add_callbacks` / `arpsim_start` are not provided: manual 6.3
@@ -24,79 +25,23 @@
 #![allow(clippy::missing_safety_doc)]
 
 use arpsim::c_area::CArea;
-use arpsim::engine::{CallbackSet, Engine, SectionKind};
+use arpsim::c_callbacks::{CCallbackFns, CCallbacks, CEnterFn, CSpawnFn};
+use arpsim::engine::{Engine, SectionKind};
 use arpsim::error::{ArpError, Severity};
 use arpsim::query::{Dataset, TraceValue};
 use arpsim::record::Record;
 use arpsim::types::{DataType, FileFormat, Lidx, Mode, Sid, Tid, Value};
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
-pub type ArpEnterCallback = Option<unsafe extern "C" fn(Sid, *mut c_void, *mut c_void)>;
+pub type ArpEnterCallback = Option<CEnterFn>;
 pub type ArpLeaveCallback = ArpEnterCallback;
 pub type ArpLockCallback = Option<unsafe extern "C" fn(*const c_void, *mut c_void)>;
-pub type ArpSpawnCallback = Option<unsafe extern "C" fn(Tid, *mut *mut c_void)>;
+pub type ArpSpawnCallback = Option<CSpawnFn>;
 pub type ArpJoinCallback = ArpSpawnCallback;
 pub type ArpErrorCallback = Option<unsafe extern "C" fn(c_int, *const c_char, *mut c_void)>;
 /// `arp_trace` (manual 6.4).
 pub type ArpTrace = *mut c_void;
-
-/// One `arp_add_callbacks` set: C function pointers and a context
-/// pointer per thread (manual 3.1).
-struct CCallbacks {
-    ty: DataType,
-    enter: ArpEnterCallback,
-    leave: ArpLeaveCallback,
-    spawn: ArpSpawnCallback,
-    join: ArpJoinCallback,
-    context: *mut c_void,
-    thread_contexts: HashMap<Tid, *mut c_void>,
-}
-
-impl CCallbacks {
-    fn context_of(&self, tid: Tid) -> *mut c_void {
-        *self.thread_contexts.get(&tid).unwrap_or(&self.context)
-    }
-
-    fn call(&self, cb: ArpEnterCallback, tid: Tid, sid: Sid, data: &mut Value) {
-        if let Some(f) = cb {
-            let mut area = CArea::from_value(data);
-            // SAFETY: the callback was registered by the C program with
-            // the manual's signature; the area outlives the call.
-            unsafe { f(sid, area.0.as_mut_ptr().cast(), self.context_of(tid)) };
-            *data = area.read(self.ty);
-        }
-    }
-}
-
-impl CallbackSet for CCallbacks {
-    fn data_type(&self) -> DataType {
-        self.ty
-    }
-    fn enter(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.enter, tid, sid, data);
-    }
-    fn leave(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.leave, tid, sid, data);
-    }
-    fn spawn(&mut self, parent: Tid, child: Tid) {
-        let mut ctx = self.context_of(parent);
-        if let Some(f) = self.spawn {
-            // SAFETY: registered by the C program; ctx outlives the call.
-            unsafe { f(child, &mut ctx) };
-        }
-        self.thread_contexts.insert(child, ctx);
-    }
-    fn join(&mut self, tid: Tid) {
-        let mut ctx = self.context_of(tid);
-        if let Some(f) = self.join {
-            // SAFETY: as above.
-            unsafe { f(tid, &mut ctx) };
-        }
-        self.thread_contexts.remove(&tid);
-    }
-}
 
 #[derive(Clone, Copy)]
 struct ErrorHandler {
@@ -272,15 +217,18 @@ pub extern "C" fn arp_add_callbacks(
     with_state(false, |s| {
         let ty = DataType::from_code(data_type as u32)
             .ok_or_else(|| bad_enum("arp_data_type", data_type))?;
-        s.engine.add_callbacks(Box::new(CCallbacks {
+        let fns = CCallbackFns {
             ty,
             enter,
             leave,
             spawn,
             join,
             context,
-            thread_contexts: HashMap::new(),
-        }))
+        };
+        // SAFETY: the C program registers functions of the manual's
+        // signatures, callable while it runs, and the context they take.
+        s.engine
+            .add_callbacks(Box::new(unsafe { CCallbacks::new(fns, ()) }))
     });
 }
 
@@ -561,6 +509,7 @@ pub unsafe extern "C" fn arp_trace_get_value(trace: ArpTrace, data_idx: c_uint) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arpsim::engine::CallbackSet;
 
     static SEEN: Mutex<Vec<(Tid, usize)>> = Mutex::new(Vec::new());
 
@@ -581,15 +530,16 @@ mod tests {
     /// restored automatically.
     #[test]
     fn spawn_callbacks_change_the_childs_context_only() {
-        let mut set = CCallbacks {
+        let fns = CCallbackFns {
             ty: DataType::Int,
             enter: Some(note),
             leave: None,
             spawn: Some(clone_ctx),
             join: Some(join_ctx),
             context: 7 as *mut c_void,
-            thread_contexts: HashMap::new(),
         };
+        // SAFETY: the functions above have the manual's signatures.
+        let mut set = unsafe { CCallbacks::new(fns, ()) };
         let mut v = Value::Int(0);
         set.spawn(1, 2);
         set.enter(2, 10, &mut v);
