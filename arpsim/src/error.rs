@@ -151,6 +151,10 @@ pub enum ArpError {
     TrailingThreads { count: usize },
     #[error("playback: {0}")]
     PlaybackInexact(String),
+    /// A panic caught at the C boundary (libarp): a bug of the library,
+    /// never of the caller.
+    #[error("internal error of the ARP library (a bug; please report it): {0}")]
+    Internal(String),
 }
 
 impl ArpError {
