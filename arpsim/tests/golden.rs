@@ -14,11 +14,12 @@ fn golden(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn check(name: &str, bytes: &[u8]) {
+/// Compares `bytes`, written from `header` and `records`, with the golden
+/// file `name`, and reads the golden file back into the same data.
+fn check(name: &str, bytes: &[u8], header: &Header, records: &[Record]) {
     let path = golden(name);
     if std::env::var_os("ARPSIM_BLESS").is_some() {
         std::fs::write(&path, bytes).unwrap();
-        return;
     }
     let expected = std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
@@ -30,7 +31,19 @@ fn check(name: &str, bytes: &[u8]) {
         expected == bytes,
         "{name} differs from its golden file (ARPSIM_BLESS=1 rewrites it)"
     );
-    // And the golden file reads back into the same data.
+    let d = Dataset::from_bytes(&expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(d.records(), records, "{name} reads back");
+    let h = d.header();
+    assert_eq!(
+        (h.mode, &h.types, h.count, h.partial),
+        (
+            header.mode,
+            &header.types,
+            records.len() as u64,
+            header.partial
+        ),
+        "{name}: header"
+    );
 }
 
 fn e(sid: u16, idx: i32) -> StackEntry {
@@ -142,16 +155,18 @@ fn golden_files() {
         ("average", average()),
         ("histogram", histogram()),
     ] {
-        let text = ascii::to_bytes(&header, &records);
-        check(&format!("{name}.arp"), &text);
-        let d =
-            Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.arp"))).unwrap()).unwrap();
-        assert_eq!(d.records(), &records[..], "{name}.arp reads back");
-        let bin = binary::to_bytes(&header, &records);
-        check(&format!("{name}.bin"), &bin);
-        let d =
-            Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.bin"))).unwrap()).unwrap();
-        assert_eq!(d.records(), &records[..], "{name}.bin reads back");
+        check(
+            &format!("{name}.arp"),
+            &ascii::to_bytes(&header, &records),
+            &header,
+            &records,
+        );
+        check(
+            &format!("{name}.bin"),
+            &binary::to_bytes(&header, &records),
+            &header,
+            &records,
+        );
     }
 }
 
