@@ -2,7 +2,7 @@
 //! manual leaves open are specified in FORMAT.md).
 
 use crate::error::FormatError;
-use crate::record::{Header, Histogram, Payload, Record, RecordRead, RecordWrite, MAX_DEPTH};
+use crate::record::{Header, Histogram, Payload, Record, RecordRead, MAX_DEPTH};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
 use crate::writer::{Encoding, RecordWriter};
 use std::io::{BufRead, Read};
@@ -89,6 +89,12 @@ pub enum AsciiEncoding {}
 pub type AsciiWriter<W> = RecordWriter<W, AsciiEncoding>;
 
 impl Encoding for AsciiEncoding {
+    const FORMAT: FileFormat = FileFormat::Ascii;
+
+    fn header(header: &Header) -> Vec<u8> {
+        header_bytes(header, false)
+    }
+
     fn stack(buf: &mut Vec<u8>, depth: usize, reuse: usize, new: &[StackEntry], with_idx: bool) {
         let mut num = itoa::Buffer::new();
         buf.extend_from_slice(num.format(depth).as_bytes());
@@ -567,18 +573,7 @@ impl<R: BufRead> RecordRead for AsciiReader<R> {
 /// Writes a whole data set as ASCII into a byte vector (header included,
 /// plain count line). Panics on a stack deeper than [`MAX_DEPTH`].
 pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Ascii;
-    h.count = records.len() as u64;
-    let mut out = header_bytes(&h, false);
-    let mut w = AsciiWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload)
-            .expect("a stack within MAX_DEPTH, written to a Vec");
-    }
-    w.finish().expect("writing to a Vec cannot fail");
-    drop(w);
-    out
+    crate::writer::to_bytes::<AsciiEncoding>(header, records)
 }
 
 /// Parses a whole ASCII data set from bytes.
@@ -601,6 +596,7 @@ pub fn from_bytes(bytes: &[u8]) -> Result<(Header, Vec<Record>), FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::RecordWrite;
 
     /// The manual's example (6.5) with its record count set to the number
     /// of records shown.

@@ -2,7 +2,7 @@
 //! self-describing header; specified in FORMAT.md).
 
 use crate::error::FormatError;
-use crate::record::{Header, Histogram, Payload, Record, RecordRead, RecordWrite, HISTOGRAM_BINS};
+use crate::record::{Header, Histogram, Payload, Record, RecordRead, HISTOGRAM_BINS};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
 use crate::writer::{Encoding, RecordWriter};
 use std::io::{self, Read};
@@ -42,6 +42,12 @@ pub enum BinaryEncoding {}
 pub type BinaryWriter<W> = RecordWriter<W, BinaryEncoding>;
 
 impl Encoding for BinaryEncoding {
+    const FORMAT: FileFormat = FileFormat::Binary;
+
+    fn header(header: &Header) -> Vec<u8> {
+        header_bytes(header)
+    }
+
     fn stack(buf: &mut Vec<u8>, depth: usize, reuse: usize, new: &[StackEntry], with_idx: bool) {
         buf.extend_from_slice(&(depth as u16).to_le_bytes());
         buf.extend_from_slice(&(reuse as u16).to_le_bytes());
@@ -349,18 +355,7 @@ impl<R: Read> RecordRead for BinaryReader<R> {
 /// Writes a whole data set in the binary format into a byte vector
 /// (header included). Panics on a stack deeper than [`crate::record::MAX_DEPTH`].
 pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Binary;
-    h.count = records.len() as u64;
-    let mut out = header_bytes(&h);
-    let mut w = BinaryWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload)
-            .expect("a stack within MAX_DEPTH, written to a Vec");
-    }
-    w.finish().expect("writing to a Vec cannot fail");
-    drop(w);
-    out
+    crate::writer::to_bytes::<BinaryEncoding>(header, records)
 }
 
 #[cfg(test)]

@@ -4,13 +4,18 @@
 //! Each format says only how one part is spelled ([`Encoding`]);
 //! [`RecordWriter`] puts the parts together in the same order for both.
 
-use crate::record::{common_prefix, Histogram, Payload, RecordWrite, MAX_DEPTH};
-use crate::types::{StackEntry, Value};
+use crate::record::{common_prefix, Header, Histogram, Payload, Record, RecordWrite, MAX_DEPTH};
+use crate::types::{FileFormat, StackEntry, Value};
 use std::io::{self, Write};
 use std::marker::PhantomData;
 
-/// How one format spells the parts of a record, appended to `buf`.
+/// How one format spells a header and the parts of a record (appended to
+/// `buf`).
 pub trait Encoding {
+    /// The format.
+    const FORMAT: FileFormat;
+    /// The header bytes (with a plain record count).
+    fn header(header: &Header) -> Vec<u8>;
     /// The stack part: the record's depth, how many leading entries it
     /// shares with the previous record's stack, and the entries after
     /// those (with their counters in `record_all` samples, `with_idx`).
@@ -120,4 +125,22 @@ impl<W: Write, E: Encoding> RecordWrite for RecordWriter<W, E> {
         self.flush_buf()?;
         self.out.flush()
     }
+}
+
+/// A whole data set in the format `E` as bytes: the header (its format
+/// and count set to match) and the records. Panics on a stack deeper than
+/// [`MAX_DEPTH`].
+pub fn to_bytes<E: Encoding>(header: &Header, records: &[Record]) -> Vec<u8> {
+    let mut h = header.clone();
+    h.format = E::FORMAT;
+    h.count = records.len() as u64;
+    let mut out = E::header(&h);
+    let mut w = RecordWriter::<_, E>::new(&mut out);
+    for r in records {
+        w.write_payload(&r.stack, &r.payload)
+            .expect("a stack within MAX_DEPTH, written to a Vec");
+    }
+    w.finish().expect("writing to a Vec cannot fail");
+    drop(w);
+    out
 }
