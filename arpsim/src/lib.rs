@@ -25,6 +25,12 @@
 //! | [`shard`] | [`shard::Shard`]: `--shard K/N` for the tools that spread work over machines |
 //! | [`tools`] | `dump`, `stats`, `convert` for the `sim-host arp` subcommands |
 //!
+//! No module uses a module that uses it, directly or through others:
+//! `text` and `types` are at the bottom, then `error`, `record`, the two
+//! formats and their `writer`, `codec`, and the engine, query and tools
+//! on top. A rule two modules need goes into the lower one, or into a
+//! small module of its own (`text`, `writer`).
+//!
 //! ## Driving the engine (sim-host)
 //!
 //! ```no_run

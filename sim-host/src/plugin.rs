@@ -10,7 +10,7 @@
 //!   it registers. Every failure is a [`PluginError`] naming the library.
 //! - [`Plugin::callback_sets`]: one [`CallbackSet`] per registered set:
 //!   arpsim's C adapter ([`CCallbacks`]: data areas, a context pointer per
-//!   thread, as libarp's sets) with a [`PluginScope`] around each call.
+//!   thread, as libarp's sets) with a `PluginScope` around each call.
 //! - [`GuestAccess`] and [`with_guest`]: the "current guest" slot the host
 //!   API reads while the machine handles an ARP call;
 //!   [`with_machine_guest`] fills it from a Unicorn engine.
