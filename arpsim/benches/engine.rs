@@ -4,10 +4,10 @@
 //! ASCII write and parse >= 5 M records/s; gzip write >= 2 M records/s.
 
 use arpsim::ascii::{self, AsciiReader, AsciiWriter};
-use arpsim::codec::{OutputSpec, RecordRead, RecordWrite};
+use arpsim::codec::OutputSpec;
 use arpsim::engine::{CallbackSet, Engine};
 use arpsim::playback::{PlaybackIndex, ROOT};
-use arpsim::record::{Header, Payload, Record};
+use arpsim::record::{Header, Payload, Record, RecordRead, RecordWrite};
 use arpsim::types::{DataType, FileFormat, Mode, Sid, StackEntry, Tid, Value};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::cell::Cell;

@@ -1,11 +1,11 @@
 //! The ASCII `data.arp` format, version 1.1 (manual 6.5; the parts the
 //! manual leaves open are specified in FORMAT.md).
 
-use crate::codec::{RecordRead, RecordWrite};
 use crate::error::FormatError;
-use crate::record::{common_prefix, Header, Histogram, Payload, Record, MAX_DEPTH};
+use crate::record::{Header, Histogram, Payload, Record, RecordRead, MAX_DEPTH};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
-use std::io::{self, BufRead, Read, Write};
+use crate::writer::{Encoding, RecordWriter};
+use std::io::{BufRead, Read};
 
 /// The first line of every ASCII file (manual 6.5).
 pub const VERSION_LINE: &str = "# Atomium record and playback data - format version 1.1.";
@@ -80,115 +80,64 @@ pub fn count_line(count: u64, partial: bool, fixed_width: bool) -> Vec<u8> {
     }
 }
 
+/// How the ASCII format spells a record: `depth reuse sid@idx ...: values;`
+/// (manual 6.5).
+#[derive(Debug)]
+pub enum AsciiEncoding {}
+
 /// Writes records in the ASCII format, with prefix reuse (manual 6.5).
-pub struct AsciiWriter<W: Write> {
-    out: W,
-    prev: Vec<StackEntry>,
-    buf: Vec<u8>,
-}
+pub type AsciiWriter<W> = RecordWriter<W, AsciiEncoding>;
 
-impl<W: Write> AsciiWriter<W> {
-    /// A writer whose header has already been written (or will be
-    /// written by the caller).
-    pub fn new(out: W) -> Self {
-        AsciiWriter {
-            out,
-            prev: Vec::new(),
-            buf: Vec::with_capacity(1 << 16),
-        }
+impl Encoding for AsciiEncoding {
+    const FORMAT: FileFormat = FileFormat::Ascii;
+
+    fn header(header: &Header) -> Vec<u8> {
+        header_bytes(header, false)
     }
 
-    /// Flushes and returns the underlying writer.
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.flush_buf()?;
-        Ok(self.out)
-    }
-
-    fn flush_buf(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        Ok(())
-    }
-
-    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) -> io::Result<()> {
-        if stack.len() > MAX_DEPTH {
-            // No reader would accept it (FORMAT.md, "Memory bounds").
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "stack deeper than 65535 sections",
-            ));
-        }
-        let reuse = common_prefix(&self.prev, stack);
+    fn stack(buf: &mut Vec<u8>, depth: usize, reuse: usize, new: &[StackEntry], with_idx: bool) {
         let mut num = itoa::Buffer::new();
-        self.buf
-            .extend_from_slice(num.format(stack.len()).as_bytes());
-        self.buf.push(b' ');
-        self.buf.extend_from_slice(num.format(reuse).as_bytes());
-        for e in &stack[reuse..] {
-            self.buf.push(b' ');
-            self.buf.extend_from_slice(num.format(e.sid).as_bytes());
+        buf.extend_from_slice(num.format(depth).as_bytes());
+        buf.push(b' ');
+        buf.extend_from_slice(num.format(reuse).as_bytes());
+        for e in new {
+            buf.push(b' ');
+            buf.extend_from_slice(num.format(e.sid).as_bytes());
             if with_idx {
-                self.buf.push(b'@');
-                self.buf.extend_from_slice(num.format(e.idx).as_bytes());
+                buf.push(b'@');
+                buf.extend_from_slice(num.format(e.idx).as_bytes());
             }
         }
-        self.buf.push(b':');
-        self.prev.truncate(reuse);
-        self.prev.extend_from_slice(&stack[reuse..]);
-        Ok(())
+        buf.push(b':');
     }
 
-    fn end_record(&mut self) -> io::Result<()> {
-        self.buf.extend_from_slice(b";\n");
-        if self.buf.len() >= 1 << 15 {
-            self.flush_buf()?;
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> RecordWrite for AsciiWriter<W> {
-    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()> {
-        self.start_record(stack, true)?;
-        for v in values {
-            self.buf.push(b' ');
-            v.write_ascii(&mut self.buf);
-        }
-        self.end_record()
+    fn value(buf: &mut Vec<u8>, value: &Value) {
+        buf.push(b' ');
+        value.write_ascii(buf);
     }
 
-    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()> {
-        match payload {
-            Payload::Sample(values) => return self.write_sample(stack, values),
-            Payload::Average { count, means } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(format!(" {count}").as_bytes());
-                for &m in means {
-                    self.buf.push(b' ');
-                    crate::types::write_f64(m, &mut self.buf);
-                }
+    fn count(buf: &mut Vec<u8>, count: u64) {
+        buf.extend_from_slice(format!(" {count}").as_bytes());
+    }
+
+    fn mean(buf: &mut Vec<u8>, mean: f64) {
+        buf.push(b' ');
+        crate::types::write_f64(mean, buf);
+    }
+
+    fn histogram(buf: &mut Vec<u8>, histogram: &Histogram) {
+        buf.extend_from_slice(b" [");
+        for (i, (bin, n)) in histogram.bins.iter().enumerate() {
+            if i > 0 {
+                buf.push(b' ');
             }
-            Payload::Histogram { count, histograms } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(format!(" {count}").as_bytes());
-                for h in histograms {
-                    self.buf.extend_from_slice(b" [");
-                    for (i, (bin, n)) in h.bins.iter().enumerate() {
-                        if i > 0 {
-                            self.buf.push(b' ');
-                        }
-                        self.buf.extend_from_slice(format!("{bin}:{n}").as_bytes());
-                    }
-                    self.buf.push(b']');
-                }
-            }
+            buf.extend_from_slice(format!("{bin}:{n}").as_bytes());
         }
-        self.end_record()
+        buf.push(b']');
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        self.flush_buf()?;
-        self.out.flush()
+    fn end(buf: &mut Vec<u8>) {
+        buf.extend_from_slice(b";\n");
     }
 }
 
@@ -335,12 +284,38 @@ impl<R: BufRead> AsciiReader<R> {
     }
 
     fn parse_line(&mut self, line: &[u8], rec: &mut Record) -> Result<(), FormatError> {
-        let with_idx = self.header.mode == Mode::RecordAll;
         let colon = line
             .iter()
             .position(|&b| b == b':')
             .ok_or_else(|| self.err(0, "missing `:` after the stack"))?;
         let (left, right) = (&line[..colon], &line[colon + 1..]);
+        self.parse_stack(line, left, &mut rec.stack)?;
+        let body = right
+            .strip_suffix(b";")
+            .ok_or_else(|| self.err(line.len() as u32, "missing `;` at the end of the record"))?;
+        let body = body
+            .strip_prefix(b" ")
+            .ok_or_else(|| self.err(column_of(line, right), "expected a space after `:`"))?;
+        match self.header.mode {
+            Mode::RecordAll => self.parse_sample(line, body, &mut rec.payload)?,
+            Mode::RecordAverage => rec.payload = self.parse_average(line, body)?,
+            Mode::RecordHistogram | Mode::Playback => {
+                rec.payload = self.parse_histograms(line, body)?
+            }
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(&rec.stack);
+        Ok(())
+    }
+
+    /// The stack part `depth reuse sid[@idx] ...` (`left`, before the `:`)
+    /// into `stack`, with the reused entries of the previous record.
+    fn parse_stack(
+        &self,
+        line: &[u8],
+        left: &[u8],
+        stack: &mut Vec<StackEntry>,
+    ) -> Result<(), FormatError> {
         let mut toks = left.split(|&b| b == b' ');
         let depth_tok = toks.next().unwrap_or(left);
         let depth: usize =
@@ -370,161 +345,177 @@ impl<R: BufRead> AsciiReader<R> {
                 format!("reuse {reuse} is larger than the depth {depth}"),
             ));
         }
-        rec.stack.clear();
-        rec.stack.extend_from_slice(&self.prev[..reuse]);
+        stack.clear();
+        stack.extend_from_slice(&self.prev[..reuse]);
         for tok in toks {
-            let col = column_of(line, tok);
-            let entry = if with_idx {
-                let at = tok
-                    .iter()
-                    .position(|&b| b == b'@')
-                    .ok_or_else(|| self.err(col, "stack entry is not `sid@idx`"))?;
-                let sid = parse_num(&tok[..at]);
-                let idx = parse_num(&tok[at + 1..]);
-                match (sid, idx) {
-                    (Some(sid), Some(idx)) => StackEntry { sid, idx },
-                    _ => return Err(self.err(col, "stack entry is not `sid@idx` with a section id up to 65535 and a 32-bit index")),
-                }
-            } else {
-                StackEntry {
-                    sid: parse_num(tok)
-                        .ok_or_else(|| self.err(col, "stack entry is not a section id"))?,
-                    idx: 0,
-                }
-            };
-            rec.stack.push(entry);
+            stack.push(self.parse_entry(line, tok)?);
         }
-        if rec.stack.len() != depth {
+        if stack.len() != depth {
             return Err(self.err(
                 0,
                 format!(
                     "depth {depth} with reuse {reuse} needs {} stack entries, found {}",
                     depth - reuse,
-                    rec.stack.len() - reuse
+                    stack.len() - reuse
                 ),
             ));
         }
         if depth == 0 {
             return Err(self.err(1, "a record needs at least one stack entry"));
         }
-        let body = right
-            .strip_suffix(b";")
-            .ok_or_else(|| self.err(line.len() as u32, "missing `;` at the end of the record"))?;
-        let body = body
-            .strip_prefix(b" ")
-            .ok_or_else(|| self.err(column_of(line, right), "expected a space after `:`"))?;
-        let types = &self.header.types;
-        match self.header.mode {
-            Mode::RecordAll => {
-                let mut values =
-                    match std::mem::replace(&mut rec.payload, Payload::Sample(Vec::new())) {
-                        Payload::Sample(v) => v,
-                        _ => Vec::new(),
-                    };
-                values.clear();
-                let mut toks = body.split(|&b| b == b' ');
-                for (i, &ty) in types.iter().enumerate() {
-                    let tok = toks.next().ok_or_else(|| {
-                        self.err(0, format!("missing value {} of {}", i + 1, types.len()))
-                    })?;
-                    let text = std::str::from_utf8(tok)
-                        .map_err(|_| self.err(column_of(line, tok), "value is not ASCII"))?;
-                    let v = Value::parse(ty, text)
-                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
-                    values.push(v);
-                }
-                if let Some(extra) = toks.next() {
-                    return Err(self.err(column_of(line, extra), "more values than callback sets"));
-                }
-                rec.payload = Payload::Sample(values);
-            }
-            Mode::RecordAverage => {
-                let mut toks = body.split(|&b| b == b' ');
-                let count = self.parse_count(line, toks.next())?;
-                let mut means = Vec::with_capacity(types.len());
-                for i in 0..types.len() {
-                    let tok = toks.next().ok_or_else(|| {
-                        self.err(0, format!("missing mean {} of {}", i + 1, types.len()))
-                    })?;
-                    let m = Value::parse(DataType::Double, std::str::from_utf8(tok).unwrap_or("?"))
-                        .map_err(|reason| self.err(column_of(line, tok), reason))?;
-                    means.push(m.as_f64());
-                }
-                if let Some(extra) = toks.next() {
-                    return Err(self.err(column_of(line, extra), "more means than callback sets"));
-                }
-                rec.payload = Payload::Average { count, means };
-            }
-            Mode::RecordHistogram | Mode::Playback => {
-                let (count_tok, mut rest) = match body.iter().position(|&b| b == b' ') {
-                    Some(p) => (&body[..p], &body[p + 1..]),
-                    None => (body, &body[body.len()..]),
-                };
-                let count = self.parse_count(line, Some(count_tok))?;
-                let mut histograms = Vec::with_capacity(types.len());
-                for i in 0..types.len() {
-                    if i > 0 {
-                        rest = rest.strip_prefix(b" ").ok_or_else(|| {
-                            self.err(column_of(line, rest), "expected a space between histograms")
-                        })?;
-                    }
-                    let inner = rest.strip_prefix(b"[").ok_or_else(|| {
-                        self.err(
-                            column_of(line, rest),
-                            format!("expected `[` opening histogram {}", i + 1),
-                        )
-                    })?;
-                    let close = inner
-                        .iter()
-                        .position(|&b| b == b']')
-                        .ok_or_else(|| self.err(column_of(line, rest), "histogram without `]`"))?;
-                    let mut h = Histogram::default();
-                    if close > 0 {
-                        for pair in inner[..close].split(|&b| b == b' ') {
-                            let col = column_of(line, pair);
-                            let colon = pair.iter().position(|&b| b == b':');
-                            let parsed = colon.and_then(|c| {
-                                Some((
-                                    parse_num::<u8>(&pair[..c])?,
-                                    parse_num::<u64>(&pair[c + 1..])?,
-                                ))
-                            });
-                            let (bin, n) = parsed
-                                .ok_or_else(|| self.err(col, "histogram bin is not `bin:count`"))?;
-                            if bin as usize >= crate::record::HISTOGRAM_BINS || n == 0 {
-                                return Err(self.err(col, "histogram bin out of range or empty"));
-                            }
-                            if h.bins.last().is_some_and(|&(b, _)| b >= bin) {
-                                return Err(self.err(col, "histogram bins are not increasing"));
-                            }
-                            h.bins.push((bin, n));
-                        }
-                    }
-                    if h.total() != u128::from(count) {
-                        return Err(self.err(
-                            column_of(line, rest),
-                            format!(
-                                "histogram {} holds {} samples, the record says {count}",
-                                i + 1,
-                                h.total()
-                            ),
-                        ));
-                    }
-                    histograms.push(h);
-                    rest = &inner[close + 1..];
-                }
-                if !rest.is_empty() {
-                    return Err(self.err(
-                        column_of(line, rest),
-                        "unexpected text after the histograms",
-                    ));
-                }
-                rec.payload = Payload::Histogram { count, histograms };
-            }
-        }
-        self.prev.clear();
-        self.prev.extend_from_slice(&rec.stack);
         Ok(())
+    }
+
+    /// One stack entry: `sid@idx` in `record_all` files, else `sid`.
+    fn parse_entry(&self, line: &[u8], tok: &[u8]) -> Result<StackEntry, FormatError> {
+        let col = column_of(line, tok);
+        if self.header.mode != Mode::RecordAll {
+            return Ok(StackEntry {
+                sid: parse_num(tok)
+                    .ok_or_else(|| self.err(col, "stack entry is not a section id"))?,
+                idx: 0,
+            });
+        }
+        let at = tok
+            .iter()
+            .position(|&b| b == b'@')
+            .ok_or_else(|| self.err(col, "stack entry is not `sid@idx`"))?;
+        match (parse_num(&tok[..at]), parse_num(&tok[at + 1..])) {
+            (Some(sid), Some(idx)) => Ok(StackEntry { sid, idx }),
+            _ => Err(self.err(
+                col,
+                "stack entry is not `sid@idx` with a section id up to 65535 and a 32-bit index",
+            )),
+        }
+    }
+
+    /// The values of a `record_all` sample, into `payload` (its vector is
+    /// reused).
+    fn parse_sample(
+        &self,
+        line: &[u8],
+        body: &[u8],
+        payload: &mut Payload,
+    ) -> Result<(), FormatError> {
+        let types = &self.header.types;
+        let mut values = match std::mem::replace(payload, Payload::Sample(Vec::new())) {
+            Payload::Sample(v) => v,
+            _ => Vec::new(),
+        };
+        values.clear();
+        let mut toks = body.split(|&b| b == b' ');
+        for (i, &ty) in types.iter().enumerate() {
+            let tok = toks.next().ok_or_else(|| {
+                self.err(0, format!("missing value {} of {}", i + 1, types.len()))
+            })?;
+            let text = std::str::from_utf8(tok)
+                .map_err(|_| self.err(column_of(line, tok), "value is not ASCII"))?;
+            let v =
+                Value::parse(ty, text).map_err(|reason| self.err(column_of(line, tok), reason))?;
+            values.push(v);
+        }
+        if let Some(extra) = toks.next() {
+            return Err(self.err(column_of(line, extra), "more values than callback sets"));
+        }
+        *payload = Payload::Sample(values);
+        Ok(())
+    }
+
+    /// The count and means of a `record_average` record.
+    fn parse_average(&self, line: &[u8], body: &[u8]) -> Result<Payload, FormatError> {
+        let types = &self.header.types;
+        let mut toks = body.split(|&b| b == b' ');
+        let count = self.parse_count(line, toks.next())?;
+        let mut means = Vec::with_capacity(types.len());
+        for i in 0..types.len() {
+            let tok = toks
+                .next()
+                .ok_or_else(|| self.err(0, format!("missing mean {} of {}", i + 1, types.len())))?;
+            let m = Value::parse(DataType::Double, std::str::from_utf8(tok).unwrap_or("?"))
+                .map_err(|reason| self.err(column_of(line, tok), reason))?;
+            means.push(m.as_f64());
+        }
+        if let Some(extra) = toks.next() {
+            return Err(self.err(column_of(line, extra), "more means than callback sets"));
+        }
+        Ok(Payload::Average { count, means })
+    }
+
+    /// The count and `[bin:n ...]` histograms of a `record_histogram`
+    /// record.
+    fn parse_histograms(&self, line: &[u8], body: &[u8]) -> Result<Payload, FormatError> {
+        let types = &self.header.types;
+        let (count_tok, mut rest) = match body.iter().position(|&b| b == b' ') {
+            Some(p) => (&body[..p], &body[p + 1..]),
+            None => (body, &body[body.len()..]),
+        };
+        let count = self.parse_count(line, Some(count_tok))?;
+        let mut histograms = Vec::with_capacity(types.len());
+        for i in 0..types.len() {
+            if i > 0 {
+                rest = rest.strip_prefix(b" ").ok_or_else(|| {
+                    self.err(column_of(line, rest), "expected a space between histograms")
+                })?;
+            }
+            let inner = rest.strip_prefix(b"[").ok_or_else(|| {
+                self.err(
+                    column_of(line, rest),
+                    format!("expected `[` opening histogram {}", i + 1),
+                )
+            })?;
+            let close = inner
+                .iter()
+                .position(|&b| b == b']')
+                .ok_or_else(|| self.err(column_of(line, rest), "histogram without `]`"))?;
+            let h = self.parse_bins(line, &inner[..close])?;
+            if h.total() != u128::from(count) {
+                return Err(self.err(
+                    column_of(line, rest),
+                    format!(
+                        "histogram {} holds {} samples, the record says {count}",
+                        i + 1,
+                        h.total()
+                    ),
+                ));
+            }
+            histograms.push(h);
+            rest = &inner[close + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(self.err(
+                column_of(line, rest),
+                "unexpected text after the histograms",
+            ));
+        }
+        Ok(Payload::Histogram { count, histograms })
+    }
+
+    /// The `bin:n` pairs of one histogram (`inner`, between `[` and `]`).
+    fn parse_bins(&self, line: &[u8], inner: &[u8]) -> Result<Histogram, FormatError> {
+        let mut h = Histogram::default();
+        if inner.is_empty() {
+            return Ok(h);
+        }
+        for pair in inner.split(|&b| b == b' ') {
+            let col = column_of(line, pair);
+            let colon = pair.iter().position(|&b| b == b':');
+            let parsed = colon.and_then(|c| {
+                Some((
+                    parse_num::<u8>(&pair[..c])?,
+                    parse_num::<u64>(&pair[c + 1..])?,
+                ))
+            });
+            let (bin, n) =
+                parsed.ok_or_else(|| self.err(col, "histogram bin is not `bin:count`"))?;
+            if bin as usize >= crate::record::HISTOGRAM_BINS || n == 0 {
+                return Err(self.err(col, "histogram bin out of range or empty"));
+            }
+            if h.bins.last().is_some_and(|&(b, _)| b >= bin) {
+                return Err(self.err(col, "histogram bins are not increasing"));
+            }
+            h.bins.push((bin, n));
+        }
+        Ok(h)
     }
 
     fn parse_count(&self, line: &[u8], tok: Option<&[u8]>) -> Result<u64, FormatError> {
@@ -582,18 +573,7 @@ impl<R: BufRead> RecordRead for AsciiReader<R> {
 /// Writes a whole data set as ASCII into a byte vector (header included,
 /// plain count line). Panics on a stack deeper than [`MAX_DEPTH`].
 pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Ascii;
-    h.count = records.len() as u64;
-    let mut out = header_bytes(&h, false);
-    let mut w = AsciiWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload)
-            .expect("a stack within MAX_DEPTH, written to a Vec");
-    }
-    w.finish().expect("writing to a Vec cannot fail");
-    drop(w);
-    out
+    crate::writer::to_bytes::<AsciiEncoding>(header, records)
 }
 
 /// Parses a whole ASCII data set from bytes.
@@ -616,6 +596,7 @@ pub fn from_bytes(bytes: &[u8]) -> Result<(Header, Vec<Record>), FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::RecordWrite;
 
     /// The manual's example (6.5) with its record count set to the number
     /// of records shown.

@@ -1,11 +1,11 @@
 //! The compact binary `data.arp` format (little-endian, versioned,
 //! self-describing header; specified in FORMAT.md).
 
-use crate::codec::{RecordRead, RecordWrite};
 use crate::error::FormatError;
-use crate::record::{common_prefix, Header, Histogram, Payload, Record, HISTOGRAM_BINS};
+use crate::record::{Header, Histogram, Payload, Record, RecordRead, HISTOGRAM_BINS};
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
-use std::io::{self, Read, Write};
+use crate::writer::{Encoding, RecordWriter};
+use std::io::{self, Read};
 
 /// Magic bytes opening a binary file.
 pub const MAGIC: &[u8; 4] = b"ARPB";
@@ -33,57 +33,53 @@ pub fn header_bytes(header: &Header) -> Vec<u8> {
     out
 }
 
+/// How the binary format spells a record (FORMAT.md): little-endian
+/// fields, nothing between records.
+#[derive(Debug)]
+pub enum BinaryEncoding {}
+
 /// Writes records in the binary format.
-pub struct BinaryWriter<W: Write> {
-    out: W,
-    prev: Vec<StackEntry>,
-    buf: Vec<u8>,
-}
+pub type BinaryWriter<W> = RecordWriter<W, BinaryEncoding>;
 
-impl<W: Write> BinaryWriter<W> {
-    pub fn new(out: W) -> Self {
-        BinaryWriter {
-            out,
-            prev: Vec::new(),
-            buf: Vec::with_capacity(1 << 16),
-        }
+impl Encoding for BinaryEncoding {
+    const FORMAT: FileFormat = FileFormat::Binary;
+
+    fn header(header: &Header) -> Vec<u8> {
+        header_bytes(header)
     }
 
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        Ok(self.out)
-    }
-
-    fn start_record(&mut self, stack: &[StackEntry], with_idx: bool) -> io::Result<()> {
-        if stack.len() > crate::record::MAX_DEPTH {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "stack deeper than 65535 sections",
-            ));
-        }
-        let reuse = common_prefix(&self.prev, stack);
-        self.buf
-            .extend_from_slice(&(stack.len() as u16).to_le_bytes());
-        self.buf.extend_from_slice(&(reuse as u16).to_le_bytes());
-        for e in &stack[reuse..] {
-            self.buf.extend_from_slice(&e.sid.to_le_bytes());
+    fn stack(buf: &mut Vec<u8>, depth: usize, reuse: usize, new: &[StackEntry], with_idx: bool) {
+        buf.extend_from_slice(&(depth as u16).to_le_bytes());
+        buf.extend_from_slice(&(reuse as u16).to_le_bytes());
+        for e in new {
+            buf.extend_from_slice(&e.sid.to_le_bytes());
             if with_idx {
-                self.buf.extend_from_slice(&e.idx.to_le_bytes());
+                buf.extend_from_slice(&e.idx.to_le_bytes());
             }
         }
-        self.prev.truncate(reuse);
-        self.prev.extend_from_slice(&stack[reuse..]);
-        Ok(())
     }
 
-    fn end_record(&mut self) -> io::Result<()> {
-        if self.buf.len() >= 1 << 15 {
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
-        }
-        Ok(())
+    fn value(buf: &mut Vec<u8>, value: &Value) {
+        push_value(buf, value);
     }
+
+    fn count(buf: &mut Vec<u8>, count: u64) {
+        buf.extend_from_slice(&count.to_le_bytes());
+    }
+
+    fn mean(buf: &mut Vec<u8>, mean: f64) {
+        buf.extend_from_slice(&mean.to_le_bytes());
+    }
+
+    fn histogram(buf: &mut Vec<u8>, histogram: &Histogram) {
+        buf.push(histogram.bins.len() as u8);
+        for &(bin, n) in &histogram.bins {
+            buf.push(bin);
+            buf.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+
+    fn end(_buf: &mut Vec<u8>) {}
 }
 
 fn push_value(buf: &mut Vec<u8>, v: &Value) {
@@ -98,47 +94,6 @@ fn push_value(buf: &mut Vec<u8>, v: &Value) {
         Value::ULong(x) | Value::ULLong(x) => buf.extend_from_slice(&x.to_le_bytes()),
         Value::Float(x) => buf.extend_from_slice(&x.to_le_bytes()),
         Value::Double(x) | Value::LDouble(x) => buf.extend_from_slice(&x.to_le_bytes()),
-    }
-}
-
-impl<W: Write> RecordWrite for BinaryWriter<W> {
-    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()> {
-        self.start_record(stack, true)?;
-        for v in values {
-            push_value(&mut self.buf, v);
-        }
-        self.end_record()
-    }
-
-    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()> {
-        match payload {
-            Payload::Sample(values) => return self.write_sample(stack, values),
-            Payload::Average { count, means } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(&count.to_le_bytes());
-                for m in means {
-                    self.buf.extend_from_slice(&m.to_le_bytes());
-                }
-            }
-            Payload::Histogram { count, histograms } => {
-                self.start_record(stack, false)?;
-                self.buf.extend_from_slice(&count.to_le_bytes());
-                for h in histograms {
-                    self.buf.push(h.bins.len() as u8);
-                    for &(bin, n) in &h.bins {
-                        self.buf.push(bin);
-                        self.buf.extend_from_slice(&n.to_le_bytes());
-                    }
-                }
-            }
-        }
-        self.end_record()
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        self.out.flush()
     }
 }
 
@@ -397,6 +352,12 @@ impl<R: Read> RecordRead for BinaryReader<R> {
     }
 }
 
+/// Writes a whole data set in the binary format into a byte vector
+/// (header included). Panics on a stack deeper than [`crate::record::MAX_DEPTH`].
+pub fn to_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
+    crate::writer::to_bytes::<BinaryEncoding>(header, records)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,21 +385,10 @@ mod tests {
         (header, records)
     }
 
-    pub(crate) fn encode(header: &Header, records: &[Record]) -> Vec<u8> {
-        let mut out = header_bytes(header);
-        let mut w = BinaryWriter::new(&mut out);
-        for r in records {
-            w.write_payload(&r.stack, &r.payload).unwrap();
-        }
-        w.finish().unwrap();
-        drop(w);
-        out
-    }
-
     #[test]
     fn round_trip_and_layout() {
         let (header, records) = sample_set();
-        let bytes = encode(&header, &records);
+        let bytes = to_bytes(&header, &records);
         // header 22 + 2 codes; record 1: 4 + 2*6 + 4 + 8; record 2: 4 + 6 + 12.
         assert_eq!(bytes.len(), 24 + 28 + 22);
         assert_eq!(&bytes[..4], b"ARPB");
@@ -458,7 +408,7 @@ mod tests {
     #[test]
     fn truncation_is_reported_with_offset() {
         let (header, records) = sample_set();
-        let bytes = encode(&header, &records);
+        let bytes = to_bytes(&header, &records);
         for cut in 0..bytes.len() {
             let result = (|| {
                 let mut r = BinaryReader::new(&bytes[..cut])?;
@@ -493,7 +443,7 @@ mod tests {
                 histograms: vec![wrapping],
             },
         };
-        let bytes = encode(&header, &[record]);
+        let bytes = to_bytes(&header, &[record]);
         let mut r = BinaryReader::new(&bytes[..]).unwrap();
         let mut rec = Record {
             stack: vec![],

@@ -10,7 +10,7 @@ use crate::ascii::{self, AsciiReader, AsciiWriter};
 use crate::binary::{self, BinaryReader, BinaryWriter};
 use crate::error::{ArpError, FormatError, Result};
 use crate::output::{self, Output};
-use crate::record::{Header, Payload, Record};
+use crate::record::{Header, Payload, Record, RecordRead, RecordWrite};
 use crate::types::{FileFormat, StackEntry, Value};
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
@@ -18,25 +18,6 @@ use flate2::Compression;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-
-/// A sink of records in one of the formats.
-pub trait RecordWrite {
-    /// Writes one `record_all` sample.
-    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()>;
-    /// Writes one record of any mode.
-    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()>;
-    /// Flushes buffered records.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-/// A source of records in one of the formats. Readers stream: they hold
-/// one record and the previous stack, never the whole file.
-pub trait RecordRead {
-    fn header(&self) -> &Header;
-    /// Reads the next record into `rec`; `Ok(false)` at the end (after
-    /// checking the record count).
-    fn read_into(&mut self, rec: &mut Record) -> Result<bool, FormatError>;
-}
 
 /// The gzip magic bytes (RFC 1952).
 pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

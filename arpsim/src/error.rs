@@ -15,18 +15,10 @@ pub enum Severity {
     Io = 4,
 }
 
-/// Most characters of input an error message quotes.
-pub const QUOTE_CHARS: usize = 80;
-
-/// `input` in backticks for an error message: at most [`QUOTE_CHARS`]
-/// characters, then `…` and the input's length, so that a huge field
-/// cannot make a huge message (the error's location gives the position).
-pub fn quote(input: &str) -> String {
-    match input.char_indices().nth(QUOTE_CHARS) {
-        None => format!("`{input}`"),
-        Some((cut, _)) => format!("`{}…` ({} bytes)", &input[..cut], input.len()),
-    }
-}
+// `quote` lives in the leaf module `text` (the types quote input too, and
+// they must not depend on the errors); kept here under its old path for
+// the crates that name `arpsim::error::quote`.
+pub use crate::text::{quote, QUOTE_CHARS};
 
 /// An error and its causes on one line for a person, `top: cause: cause`,
 /// each cause once: a cause whose text the message already holds is left
@@ -159,6 +151,10 @@ pub enum ArpError {
     TrailingThreads { count: usize },
     #[error("playback: {0}")]
     PlaybackInexact(String),
+    /// A panic caught at the C boundary (libarp): a bug of the library,
+    /// never of the caller.
+    #[error("internal error of the ARP library (a bug; please report it): {0}")]
+    Internal(String),
 }
 
 impl ArpError {
@@ -187,17 +183,3 @@ impl ArpError {
 
 /// Result type of the crate.
 pub type Result<T, E = ArpError> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotes_are_cut_at_80_characters() {
-        assert_eq!(quote("abc"), "`abc`");
-        let exact = "é".repeat(QUOTE_CHARS);
-        assert_eq!(quote(&exact), format!("`{exact}`"));
-        let long = "x".repeat(5000);
-        assert_eq!(quote(&long), format!("`{}…` (5000 bytes)", &long[..80]));
-    }
-}

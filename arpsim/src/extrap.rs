@@ -109,7 +109,7 @@ pub fn export(
                 if name.contains("->") {
                     return Err(ExportError::Usage(format!(
                         "section {sid} is named {}, which contains `->`, Extra-P's call-path separator",
-                        crate::error::quote(&name)
+                        crate::text::quote(&name)
                     )));
                 }
                 parts.push(name);

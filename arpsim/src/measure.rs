@@ -4,7 +4,7 @@
 //! section, and section names (given on the command line, or read from a
 //! SIR by the callers that know SIR).
 
-use crate::error::quote;
+use crate::text::quote;
 use crate::types::{Mode, Sid};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

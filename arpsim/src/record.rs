@@ -1,7 +1,9 @@
 //! The content of a `data.arp` file: a header and records, independent of
 //! the on-disk format.
 
+use crate::error::FormatError;
 use crate::types::{DataType, FileFormat, Mode, StackEntry, Value};
+use std::io;
 
 /// The header of a `data.arp` file (manual 6.5, lines 1–3).
 #[derive(Clone, Debug, PartialEq)]
@@ -140,6 +142,25 @@ pub struct Record {
 /// are compared (their `idx` is always 0).
 pub fn common_prefix(prev: &[StackEntry], stack: &[StackEntry]) -> usize {
     prev.iter().zip(stack).take_while(|(a, b)| a == b).count()
+}
+
+/// A sink of records in one of the formats.
+pub trait RecordWrite {
+    /// Writes one `record_all` sample.
+    fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> io::Result<()>;
+    /// Writes one record of any mode.
+    fn write_payload(&mut self, stack: &[StackEntry], payload: &Payload) -> io::Result<()>;
+    /// Flushes buffered records.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// A source of records in one of the formats. Readers stream: they hold
+/// one record and the previous stack, never the whole file.
+pub trait RecordRead {
+    fn header(&self) -> &Header;
+    /// Reads the next record into `rec`; `Ok(false)` at the end (after
+    /// checking the record count).
+    fn read_into(&mut self, rec: &mut Record) -> Result<bool, FormatError>;
 }
 
 #[cfg(test)]

@@ -108,18 +108,25 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// All four modes, in code order.
+    pub const ALL: [Mode; 4] = [
+        Mode::RecordAverage,
+        Mode::RecordAll,
+        Mode::RecordHistogram,
+        Mode::Playback,
+    ];
+
+    /// The modes a `data.arp` file can hold (every mode but playback), in
+    /// code order.
+    pub const RECORDING: [Mode; 3] = [Mode::RecordAverage, Mode::RecordAll, Mode::RecordHistogram];
+
     /// The mode with code `code`, if any.
     pub fn from_code(code: u32) -> Option<Mode> {
-        match code {
-            0 => Some(Mode::RecordAverage),
-            1 => Some(Mode::RecordAll),
-            2 => Some(Mode::RecordHistogram),
-            3 => Some(Mode::Playback),
-            _ => None,
-        }
+        Self::ALL.get(code as usize).copied()
     }
 
-    /// The name used on command lines and in dumps.
+    /// The manual's name (`record_average`, ...): what the tools write
+    /// (dumps, reports, manifests) and show as the expected spelling.
     pub fn name(self) -> &'static str {
         match self {
             Mode::RecordAverage => "record_average",
@@ -129,16 +136,46 @@ impl Mode {
         }
     }
 
-    /// Parses a mode name as written by [`Mode::name`].
+    /// Parses a mode as every tool accepts it: the manual's name
+    /// ([`Mode::name`]) or that name without `record_` (`average`, `all`,
+    /// `histogram`).
     pub fn from_name(name: &str) -> Option<Mode> {
-        [
-            Mode::RecordAverage,
-            Mode::RecordAll,
-            Mode::RecordHistogram,
-            Mode::Playback,
-        ]
-        .into_iter()
-        .find(|m| m.name() == name)
+        Self::ALL.into_iter().find(|m| {
+            let full = m.name();
+            full == name || full.strip_prefix("record_") == Some(name)
+        })
+    }
+
+    /// The names of `modes` for a message: `record_average, record_all,
+    /// record_histogram or playback` for [`Mode::ALL`].
+    pub fn expected(modes: &[Mode]) -> String {
+        crate::text::one_of(modes.iter().map(|m| m.name()))
+    }
+}
+
+/// A name [`Mode::from_name`] or [`FileFormat::from_name`] does not know,
+/// with the names it does.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: expected {expected}", crate::text::quote(name))]
+pub struct UnknownName {
+    pub name: String,
+    pub expected: String,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = UnknownName;
+    /// [`Mode::from_name`], with the expected names in the error.
+    fn from_str(name: &str) -> Result<Mode, UnknownName> {
+        Mode::from_name(name).ok_or_else(|| UnknownName {
+            name: name.to_owned(),
+            expected: Mode::expected(&Mode::ALL),
+        })
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -152,13 +189,42 @@ pub enum FileFormat {
 }
 
 impl FileFormat {
+    /// Both formats, in code order.
+    pub const ALL: [FileFormat; 2] = [FileFormat::Ascii, FileFormat::Binary];
+
     /// The format with code `code`, if any.
     pub fn from_code(code: u32) -> Option<FileFormat> {
-        match code {
-            0 => Some(FileFormat::Ascii),
-            1 => Some(FileFormat::Binary),
-            _ => None,
+        Self::ALL.get(code as usize).copied()
+    }
+
+    /// The name the tools take and show: `ascii` or `binary`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Ascii => "ascii",
+            FileFormat::Binary => "binary",
         }
+    }
+
+    /// Parses a name written by [`FileFormat::name`].
+    pub fn from_name(name: &str) -> Option<FileFormat> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl std::str::FromStr for FileFormat {
+    type Err = UnknownName;
+    /// [`FileFormat::from_name`], with the expected names in the error.
+    fn from_str(name: &str) -> Result<FileFormat, UnknownName> {
+        FileFormat::from_name(name).ok_or_else(|| UnknownName {
+            name: name.to_owned(),
+            expected: crate::text::one_of(FileFormat::ALL.iter().map(|f| f.name())),
+        })
+    }
+}
+
+impl fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -280,7 +346,7 @@ impl Value {
     /// "Values"). Integers must fit the type; floats must be finite unless
     /// spelled `inf`, `-inf` or `NaN`.
     pub fn parse(ty: DataType, text: &str) -> Result<Value, String> {
-        use crate::error::quote;
+        use crate::text::quote;
         fn int<T: std::str::FromStr>(ty: DataType, text: &str) -> Result<T, String> {
             text.parse::<T>().map_err(|_| {
                 if !text.is_empty()
@@ -476,6 +542,47 @@ mod tests {
         assert_eq!(
             Value::parse(DataType::Double, "inf"),
             Ok(Value::Double(f64::INFINITY))
+        );
+    }
+
+    #[test]
+    fn mode_names_cover_every_spelling_the_tools_accept() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::from_name(m.name()), Some(m));
+            assert_eq!(m.name().parse::<Mode>(), Ok(m));
+            assert_eq!(Mode::from_code(m as u32), Some(m));
+        }
+        for (alias, m) in [
+            ("average", Mode::RecordAverage),
+            ("all", Mode::RecordAll),
+            ("histogram", Mode::RecordHistogram),
+        ] {
+            assert_eq!(Mode::from_name(alias), Some(m));
+        }
+        for bad in ["record_playback", "Record_all", "", "record_", "avg"] {
+            assert_eq!(Mode::from_name(bad), None, "{bad}");
+        }
+        assert_eq!(
+            "x".parse::<Mode>().unwrap_err().to_string(),
+            "`x`: expected record_average, record_all, record_histogram or playback"
+        );
+        assert_eq!(
+            Mode::expected(&Mode::RECORDING),
+            "record_average, record_all or record_histogram"
+        );
+        assert_eq!(Mode::RecordAll.to_string(), "record_all");
+    }
+
+    #[test]
+    fn file_format_names_round_trip() {
+        for f in FileFormat::ALL {
+            assert_eq!(f.name().parse::<FileFormat>(), Ok(f));
+            assert_eq!(FileFormat::from_code(f as u32), Some(f));
+        }
+        assert_eq!(FileFormat::from_code(2), None);
+        assert_eq!(
+            "ASCII".parse::<FileFormat>().unwrap_err().to_string(),
+            "`ASCII`: expected ascii or binary"
         );
     }
 }

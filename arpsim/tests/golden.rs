@@ -2,8 +2,7 @@
 //! -p arpsim --test golden` rewrites them; review the diff.
 
 use arpsim::ascii;
-use arpsim::binary::{self, BinaryWriter};
-use arpsim::codec::RecordWrite;
+use arpsim::binary;
 use arpsim::query::Dataset;
 use arpsim::record::{Header, Histogram, Payload, Record};
 use arpsim::types::{DataType, FileFormat, Mode, StackEntry, Value};
@@ -15,11 +14,12 @@ fn golden(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn check(name: &str, bytes: &[u8]) {
+/// Compares `bytes`, written from `header` and `records`, with the golden
+/// file `name`, and reads the golden file back into the same data.
+fn check(name: &str, bytes: &[u8], header: &Header, records: &[Record]) {
     let path = golden(name);
     if std::env::var_os("ARPSIM_BLESS").is_some() {
         std::fs::write(&path, bytes).unwrap();
-        return;
     }
     let expected = std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
@@ -31,7 +31,19 @@ fn check(name: &str, bytes: &[u8]) {
         expected == bytes,
         "{name} differs from its golden file (ARPSIM_BLESS=1 rewrites it)"
     );
-    // And the golden file reads back into the same data.
+    let d = Dataset::from_bytes(&expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(d.records(), records, "{name} reads back");
+    let h = d.header();
+    assert_eq!(
+        (h.mode, &h.types, h.count, h.partial),
+        (
+            header.mode,
+            &header.types,
+            records.len() as u64,
+            header.partial
+        ),
+        "{name}: header"
+    );
 }
 
 fn e(sid: u16, idx: i32) -> StackEntry {
@@ -136,20 +148,6 @@ fn histogram() -> (Header, Vec<Record>) {
     (h, r)
 }
 
-fn binary_bytes(header: &Header, records: &[Record]) -> Vec<u8> {
-    let mut h = header.clone();
-    h.format = FileFormat::Binary;
-    h.count = records.len() as u64;
-    let mut out = binary::header_bytes(&h);
-    let mut w = BinaryWriter::new(&mut out);
-    for r in records {
-        w.write_payload(&r.stack, &r.payload).unwrap();
-    }
-    w.finish().unwrap();
-    drop(w);
-    out
-}
-
 #[test]
 fn golden_files() {
     for (name, (header, records)) in [
@@ -157,16 +155,18 @@ fn golden_files() {
         ("average", average()),
         ("histogram", histogram()),
     ] {
-        let text = ascii::to_bytes(&header, &records);
-        check(&format!("{name}.arp"), &text);
-        let d =
-            Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.arp"))).unwrap()).unwrap();
-        assert_eq!(d.records(), &records[..], "{name}.arp reads back");
-        let bin = binary_bytes(&header, &records);
-        check(&format!("{name}.bin"), &bin);
-        let d =
-            Dataset::from_bytes(&std::fs::read(golden(&format!("{name}.bin"))).unwrap()).unwrap();
-        assert_eq!(d.records(), &records[..], "{name}.bin reads back");
+        check(
+            &format!("{name}.arp"),
+            &ascii::to_bytes(&header, &records),
+            &header,
+            &records,
+        );
+        check(
+            &format!("{name}.bin"),
+            &binary::to_bytes(&header, &records),
+            &header,
+            &records,
+        );
     }
 }
 

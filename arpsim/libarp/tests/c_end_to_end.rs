@@ -318,3 +318,52 @@ fn static_library_links_too() {
         IMAGES * (2 * HEIGHT + 2)
     );
 }
+
+/// Without an error callback, errors go to stderr. A write there that
+/// fails (a full device) must not panic across the C boundary, which
+/// aborts the program (status 134): a fatal error still exits with
+/// status 1, non-fatal ones let the program go on.
+#[test]
+fn errors_without_a_callback_survive_a_full_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), false);
+    let full_stderr = |mode: &str, file: &Path| {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        Command::new(&exe)
+            .arg(mode)
+            .arg(file)
+            .stderr(full)
+            .output()
+            .unwrap()
+    };
+    let o = full_stderr("fatal", &dir.path().join("fatal.arp"));
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(!stdout(&o).contains("done"), "{o:?}");
+
+    // Playing back a recording without its last sample: one "no recorded
+    // sample" error and a warning at arp_finish, both non-fatal.
+    let rec = dir.path().join("rec.arp");
+    assert!(run(&exe, "all", &rec).status.success());
+    let d = Dataset::load(&rec).unwrap();
+    let kept = &d.records()[..d.records().len() - 1];
+    let spec = arpsim::codec::OutputSpec {
+        path: rec.clone(),
+        ..Default::default()
+    };
+    arpsim::codec::write_records(&spec, d.header(), kept).unwrap();
+    let o = full_stderr("playback", &rec);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("ticks "), "{o:?}");
+    // The same run with a working stderr shows what went to it.
+    let o = run(&exe, "playback", &rec);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        err.contains("arp: error: playback: thread 1: no recorded sample")
+            && err.contains("arp: warning: playback: "),
+        "{err}"
+    );
+}

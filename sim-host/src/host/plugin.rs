@@ -8,8 +8,9 @@
 //! - [`Plugin::load`]: opens the library, checks the ABI version, calls
 //!   `sim_host_plugin_init` with the [`HostApi`] table and collects the sets
 //!   it registers. Every failure is a [`PluginError`] naming the library.
-//! - [`Plugin::callback_sets`]: one [`CallbackSet`] adapter per registered
-//!   set, converting between the engine's [`Value`] and the C data area.
+//! - [`Plugin::callback_sets`]: one [`CallbackSet`] per registered set:
+//!   arpsim's C adapter ([`CCallbacks`]: data areas, a context pointer per
+//!   thread, as libarp's sets) with a `PluginScope` around each call.
 //! - [`GuestAccess`] and [`with_guest`]: the "current guest" slot the host
 //!   API reads while the machine handles an ARP call (the engine fills it
 //!   with its own guest).
@@ -23,11 +24,13 @@
 //!   holds an `Rc` of it); `sim_host_plugin_finish` runs once, when the last
 //!   one is dropped, and only if init succeeded.
 
-use arpsim::c_area::CArea;
+use arpsim::c_callbacks::{CCall, CCallbackFns, CCallbacks, CallScope};
 use arpsim::engine::CallbackSet;
-use arpsim::types::{DataType, Sid, Tid, Value};
+use arpsim::types::{DataType, Sid, Tid};
+// The tests (`use super::*`) measure values.
+#[cfg(test)]
+use arpsim::types::Value;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -328,13 +331,23 @@ impl Plugin {
         let name: Arc<str> = Arc::from(self.lib.path.display().to_string());
         self.sets
             .iter()
-            .map(|&reg| {
-                Box::new(PluginSet {
+            .map(|reg| {
+                let fns = CCallbackFns {
+                    ty: reg.ty,
+                    enter: Some(reg.enter),
+                    leave: Some(reg.leave),
+                    spawn: reg.spawn,
+                    join: reg.join,
+                    context: reg.context,
+                };
+                let scope = PluginScope {
                     _lib: Rc::clone(&self.lib),
                     name: Arc::clone(&name),
-                    reg,
-                    thread_contexts: HashMap::new(),
-                }) as Box<dyn CallbackSet>
+                };
+                // SAFETY: the plugin registered these functions with the
+                // header's signatures and this context; the scope keeps
+                // its library loaded while the set exists.
+                Box::new(unsafe { CCallbacks::new(fns, scope) }) as Box<dyn CallbackSet>
             })
             .collect()
     }
@@ -357,84 +370,29 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 // ---------------------------------------------------------------------------
 // The engine adapter.
 
-/// One plugin callback set as the engine sees it.
-struct PluginSet {
-    /// Keeps the code and the API table alive while the engine holds us.
+/// What runs around each call of a plugin's callback (the calls
+/// themselves, with the per-thread context pointers and the data area, are
+/// arpsim's [`CCallbacks`]): the tid `api->current_tid` answers and the
+/// watchdog's note of the running callback.
+struct PluginScope {
+    /// Keeps the code and the API table alive while the engine holds the
+    /// set.
     _lib: Rc<LoadedLib>,
     /// The plugin's path, for the watchdog's message.
     name: Arc<str>,
-    reg: Registration,
-    /// Manual 3.1: each thread's copy of the context pointer, inherited
-    /// from its parent at spawn and dropped at join (as libarp does).
-    thread_contexts: HashMap<Tid, *mut c_void>,
 }
 
-impl PluginSet {
-    fn context_of(&self, tid: Tid) -> *mut c_void {
-        *self.thread_contexts.get(&tid).unwrap_or(&self.reg.context)
-    }
+impl CallScope for PluginScope {
+    type Guard = (watchdog::RunningGuard, TidScope);
 
-    fn watched(&self, what: &'static str, sid: Option<Sid>) -> watchdog::RunningGuard {
-        watchdog::running(watchdog::Call {
+    fn open(&self, call: CCall) -> Self::Guard {
+        let tid = TidScope::enter(call.tid());
+        let watched = watchdog::running(watchdog::Call {
             plugin: Arc::clone(&self.name),
-            what,
-            sid,
-        })
-    }
-
-    fn call(
-        &self,
-        f: unsafe extern "C" fn(Sid, *mut c_void, *mut c_void),
-        what: &'static str,
-        tid: Tid,
-        sid: Sid,
-        data: &mut Value,
-    ) {
-        let mut area = CArea::from_value(data);
-        let _tid = TidScope::enter(tid);
-        let _watched = self.watched(what, Some(sid));
-        // SAFETY: `f` was registered by the plugin with the header's
-        // signature; its library is loaded (`_lib`); the area is a valid,
-        // aligned 16-byte buffer that outlives the call.
-        unsafe { f(sid, area.0.as_mut_ptr().cast(), self.context_of(tid)) };
-        *data = area.read(self.reg.ty);
-    }
-}
-
-impl CallbackSet for PluginSet {
-    fn data_type(&self) -> DataType {
-        self.reg.ty
-    }
-
-    fn enter(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.reg.enter, "enter", tid, sid, data);
-    }
-
-    fn leave(&mut self, tid: Tid, sid: Sid, data: &mut Value) {
-        self.call(self.reg.leave, "leave", tid, sid, data);
-    }
-
-    fn spawn(&mut self, parent: Tid, child: Tid) {
-        let mut ctx = self.context_of(parent);
-        if let Some(f) = self.reg.spawn {
-            let _tid = TidScope::enter(parent);
-            let _watched = self.watched("spawn", None);
-            // SAFETY: registered with the header's signature; the library
-            // is loaded; `ctx` outlives the call.
-            unsafe { f(child, &mut ctx) };
-        }
-        self.thread_contexts.insert(child, ctx);
-    }
-
-    fn join(&mut self, tid: Tid) {
-        let mut ctx = self.context_of(tid);
-        if let Some(f) = self.reg.join {
-            let _tid = TidScope::enter(tid);
-            let _watched = self.watched("join", None);
-            // SAFETY: as for spawn.
-            unsafe { f(tid, &mut ctx) };
-        }
-        self.thread_contexts.remove(&tid);
+            what: call.name(),
+            sid: call.sid(),
+        });
+        (watched, tid)
     }
 }
 
