@@ -47,6 +47,7 @@
 //! | [`annotation`] | namespaced extra attributes; the measurement vocabulary |
 //! | [`reader`] | streaming, defensive XML layer over quick-xml; [`ParseOptions`] |
 //! | `content` | content-model walking shared by both parsers |
+//! | `dialect` | the parse state and grammar rules both parsers share (unknown, misplaced, EMPTY, root) |
 //! | `xml_out` | escaping, indentation, namespace prefixes for both writers |
 //! | [`diagnostic`] | validation findings ([`diagnostic::Report`]) |
 //! | [`error`] | [`error::ParseError`], [`error::WriteError`] |
@@ -106,6 +107,7 @@ pub mod arp;
 mod content;
 pub mod convert;
 pub mod diagnostic;
+mod dialect;
 mod document;
 pub mod error;
 pub(crate) mod names;

@@ -10,7 +10,7 @@ mod parse;
 mod validate;
 mod write;
 
-pub(crate) use parse::{describe as parse_describe, parse_from_root};
+pub(crate) use parse::Apart;
 pub use parse::{parse, parse_str};
 pub(crate) use validate::check_annotations;
 pub use validate::ValidationOptions;

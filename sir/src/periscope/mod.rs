@@ -10,7 +10,7 @@ mod parse;
 mod validate;
 mod write;
 
-pub(crate) use parse::parse_from_root;
+pub(crate) use parse::Periscope;
 pub use parse::{parse, parse_str};
 pub use write::{write, write_string};
 
