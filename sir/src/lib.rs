@@ -41,7 +41,7 @@
 //!
 //! | module | concept |
 //! | --- | --- |
-//! | [`apart`] | APART model (`mod.rs`), its parser, writer, validation |
+//! | [`apart`] | APART model (`model.rs`), its parser, writer, validation |
 //! | [`periscope`] | Periscope model, its parser, writer, validation |
 //! | [`convert`] | conversion between the dialects, with the list of losses |
 //! | [`annotation`] | namespaced extra attributes; the measurement vocabulary |
@@ -54,6 +54,7 @@
 //! | [`position`] | line/column, and the [`position::Origin`] of model elements |
 //! | `stack` | stack growth for the recursive walks |
 //! | `names` | XML `Name`/`NCName`/`Char` rules |
+//! | `namespaces` | the Periscope and ARP namespace URIs, below every module that names them |
 //!
 //! ## Invariants
 //!
@@ -111,6 +112,7 @@ mod dialect;
 mod document;
 pub mod error;
 pub(crate) mod names;
+mod namespaces;
 pub mod periscope;
 pub mod position;
 pub mod reader;

@@ -19,8 +19,8 @@ use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
 
 use crate::annotation::{XMLNS_NS, XML_NS};
-use crate::arp::ARP_NS;
 use crate::error::{ParseError, ParseErrorKind};
+use crate::namespaces::ARP as ARP_NS;
 use crate::position::Position;
 
 /// Limits that keep hostile or runaway input from exhausting the machine.

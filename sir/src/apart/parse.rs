@@ -6,8 +6,8 @@
 
 use std::io::BufRead;
 
-use super::*;
-use crate::annotation::Annotations;
+use crate::annotation::{Annotations, PrefixHints};
+use crate::apart::model::*;
 use crate::content::{warning, Content, Occurs, Sequence};
 use crate::diagnostic::{Parsed, Rule};
 use crate::dialect::{self, missing_child, DialectReader, Grammar, Vocabulary};

@@ -5,11 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::*;
-use crate::annotation::{Annotations, XMLNS_NS};
+use crate::annotation::{check_annotations, Annotations};
+use crate::apart::model::*;
 use crate::diagnostic::{Collector, Report, Rule, Severity, Subject};
 use crate::error::quote;
-use crate::names::{is_ncname, is_xml_name, is_xml_text};
+use crate::names::{is_xml_name, is_xml_text};
+use crate::position::Origin;
 
 /// Choices of strictness.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -727,41 +728,5 @@ impl<'a> Checker<'a, '_> {
         let me = subject("location", None, &location.origin);
         self.annotations(me, &location.annotations);
         self.text(me, "uri", location.uri.as_deref());
-    }
-}
-
-/// Annotation names must be writable: a namespace URI and an NCName.
-pub(crate) fn check_annotations(
-    out: &mut Collector,
-    subject: Subject<'_>,
-    annotations: &Annotations,
-) {
-    for (name, value) in annotations.iter() {
-        let attribute = format!("{{{}}}{}", name.namespace, name.local);
-        if name.namespace.is_empty() || name.namespace == XMLNS_NS || !is_xml_text(&name.namespace)
-        {
-            out.error(
-                Rule::InvalidAnnotation,
-                subject,
-                Some(&attribute),
-                "annotation namespace must be a URI",
-            );
-        }
-        if !is_ncname(&name.local) {
-            out.error(
-                Rule::InvalidAnnotation,
-                subject,
-                Some(&attribute),
-                "annotation name must be an XML NCName",
-            );
-        }
-        if !is_xml_text(value) {
-            out.error(
-                Rule::InvalidCharacter,
-                subject,
-                Some(&attribute),
-                "contains characters XML 1.0 cannot carry",
-            );
-        }
     }
 }

@@ -4,11 +4,13 @@
 
 use std::io::BufRead;
 
-use super::*;
+use crate::annotation::{Annotations, PrefixHints};
 use crate::content::{misplaced, Content, Occurs, Sequence};
 use crate::diagnostic::Parsed;
 use crate::dialect::{self, missing_child, DialectReader, Grammar, Vocabulary};
 use crate::error::ParseError;
+use crate::namespaces::PERISCOPE as NAMESPACE;
+use crate::periscope::model::*;
 use crate::reader::{parse_integer, AttributeReader, ParseOptions, StartTag};
 
 /// Parses a Periscope SIR document from a buffered reader.
