@@ -508,11 +508,26 @@ impl<'a> Checker<'a, '_> {
 
     /// The rules that section 2.4 attaches to the recommended types.
     fn region_type_rules(&mut self, region: &CodeRegion, language: Language, me: Subject<'_>) {
+        self.type_spelling(&region.kind, me);
+        self.content_rules(region, language, me);
+        self.evaluation_rules(region, me);
+        self.clause_rules(region, me);
         let kind = &region.kind;
-        let nested: Vec<&CodeRegion> = region.regions().collect();
-        let blocks_only = nested.iter().all(|r| r.kind == RegionType::Block);
-        let name = kind.as_str().to_string();
+        if self.language == Language::Java
+            && kind.is_parallel()
+            && *kind != RegionType::ParallelCriticalSection
+        {
+            self.out.error(
+                Rule::Nesting,
+                me,
+                None,
+                "parallelCriticalSection is the only parallel region allowed in a Java program (section 2.4)",
+            );
+        }
+    }
 
+    /// A custom type spelled like a recommended one.
+    fn type_spelling(&mut self, kind: &RegionType, me: Subject<'_>) {
         if let RegionType::Other(other) = kind {
             let canonical = RegionType::RECOMMENDED.iter().map(|(_, s)| *s).find(|s| {
                 s.eq_ignore_ascii_case(other) || (other == "assign" && *s == "assignment")
@@ -529,6 +544,15 @@ impl<'a> Checker<'a, '_> {
                 );
             }
         }
+    }
+
+    /// What a region of each recommended type holds: its callee and its
+    /// nested regions.
+    fn content_rules(&mut self, region: &CodeRegion, language: Language, me: Subject<'_>) {
+        let kind = &region.kind;
+        let nested: Vec<&CodeRegion> = region.regions().collect();
+        let blocks_only = nested.iter().all(|r| r.kind == RegionType::Block);
+        let name = kind.as_str();
         // Fig. 7 gives an io region a callee, so io may have one too.
         if region.callee.is_some() && !matches!(kind, RegionType::Call | RegionType::Io) {
             self.out.error(
@@ -597,6 +621,13 @@ impl<'a> Checker<'a, '_> {
             }
             _ => {}
         }
+    }
+
+    /// `expression` and `loopControl`: one or the other in a loop, and
+    /// `loopControl` only in loops.
+    fn evaluation_rules(&mut self, region: &CodeRegion, me: Subject<'_>) {
+        let kind = &region.kind;
+        let name = kind.as_str();
         let has_expression = region
             .evaluations
             .iter()
@@ -625,6 +656,14 @@ impl<'a> Checker<'a, '_> {
                 ),
             );
         }
+    }
+
+    /// `scheduling`, `nowait` and `criticalSectionName`, each of which
+    /// belongs to some parallel types.
+    fn clause_rules(&mut self, region: &CodeRegion, me: Subject<'_>) {
+        let kind = &region.kind;
+        let name = kind.as_str();
+        let recommended = !matches!(kind, RegionType::Other(_));
         if region.scheduling.is_some() && recommended && *kind != RegionType::ParallelLoop {
             self.out.error(
                 Rule::Nesting,
@@ -656,17 +695,6 @@ impl<'a> Checker<'a, '_> {
                 me,
                 Some("criticalSectionName"),
                 format!("criticalSectionName has no meaning on `{name}` (section 2.4)"),
-            );
-        }
-        if self.language == Language::Java
-            && kind.is_parallel()
-            && *kind != RegionType::ParallelCriticalSection
-        {
-            self.out.error(
-                Rule::Nesting,
-                me,
-                None,
-                "parallelCriticalSection is the only parallel region allowed in a Java program (section 2.4)",
             );
         }
     }
