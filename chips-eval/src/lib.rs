@@ -114,6 +114,8 @@
 //!     priced: a procedure local or variable of that object, else a
 //!     hardware parameter; otherwise the evaluation is an error.
 
+#![forbid(unsafe_code)]
+
 pub mod ast;
 pub mod builtin_objects;
 pub mod calibrate;

@@ -102,6 +102,8 @@
 //! listed in `sir/README.md`; the fixes to the published examples in
 //! `sir/tests/fixtures/NOTES.md`.
 
+#![forbid(unsafe_code)]
+
 pub mod annotation;
 pub mod apart;
 pub mod arp;
