@@ -34,7 +34,9 @@
 
 use crate::eval::{Evaluator, Limits};
 use crate::fit::{self, LawFit, LinearFit};
-use crate::hardware::{CostTable, CostUnit, DeviceKind, HardwareError, HardwareModel, Switching};
+use crate::hardware::{
+    CostTable, CostUnit, Device, DeviceKind, HardwareError, HardwareModel, Network, Switching,
+};
 use crate::measure::{self, format_params, MeasureError, RunMeasurements, RunSpec, SectionNames};
 use crate::nnls::NnlsError;
 use crate::program::Program;
@@ -297,6 +299,172 @@ pub fn calibrate(
         report: c.report,
         warnings: c.warnings,
     })
+}
+
+/// One equation of a cost-table fit: a kernel at one set of run
+/// parameters.
+struct TableRow {
+    label: String,
+    /// Usage of each element of the type.
+    usage: Vec<f64>,
+    /// Measured cycles less what the procedure's other resources cost.
+    measured: f64,
+    files: BTreeSet<String>,
+    sids: BTreeSet<arpsim::Sid>,
+    /// Executions measured.
+    count: u64,
+}
+
+/// A fitted cost table (step 3).
+struct TableFit {
+    ty: String,
+    /// "cost table of `TY`", for messages.
+    what: String,
+    /// The type's elements, in declaration order.
+    elements: Vec<String>,
+    rows: Vec<TableRow>,
+    /// The unknowns: indices into `elements` of those some kernel uses.
+    used: Vec<usize>,
+    fit: LinearFit,
+}
+
+impl TableFit {
+    /// The fitted elements, in the order of the fit's coefficients.
+    fn names(&self) -> Vec<&str> {
+        self.used
+            .iter()
+            .map(|&j| self.elements[j].as_str())
+            .collect()
+    }
+
+    /// The elements no kernel uses.
+    fn unused(&self) -> Vec<&str> {
+        (0..self.elements.len())
+            .filter(|j| !self.used.contains(j))
+            .map(|j| self.elements[j].as_str())
+            .collect()
+    }
+
+    /// The files the rows were measured in.
+    fn files(&self) -> String {
+        let files: BTreeSet<String> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.files.iter().cloned())
+            .collect();
+        files.into_iter().collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Fits the prices of the elements some row uses; refuses rows whose
+/// other resources cost more than was measured.
+fn solve_table(
+    ty: &str,
+    what: String,
+    elements: Vec<String>,
+    rows: Vec<TableRow>,
+) -> Result<TableFit, CalibError> {
+    for r in &rows {
+        if r.measured < 0.0 {
+            return Err(fit_error(&what, format!(
+                "kernel {}: its procedure's other resources (priced by the base model) cost more than the measured time: the model or base prices are wrong",
+                r.label
+            )));
+        }
+    }
+    let used: Vec<usize> = (0..elements.len())
+        .filter(|&j| rows.iter().any(|r| r.usage[j] != 0.0))
+        .collect();
+    if used.is_empty() {
+        return Err(fit_error(
+            &what,
+            "the kernels' procedures use no element of this type".into(),
+        ));
+    }
+    let a: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| used.iter().map(|&j| r.usage[j]).collect())
+        .collect();
+    let b: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+    let names: Vec<&str> = used.iter().map(|&j| elements[j].as_str()).collect();
+    let fit = fit::fit_nonneg(&a, &b).map_err(|e| {
+        fit_error(&what, match e {
+            NnlsError::UnderDetermined { rows, cols } => format!(
+                "{rows} measured kernel(s) for {cols} unknown price(s) ({}): under-determined; measure more kernels or runs",
+                names.join(", ")
+            ),
+            NnlsError::Singular { column } => format!(
+                "the price of `{}` cannot be told apart from the others: the kernels use it only in fixed proportion to other elements (singular fit); measure a kernel that uses it differently",
+                names[column]
+            ),
+            other => other.to_string(),
+        })
+    })?;
+    Ok(TableFit {
+        ty: ty.to_string(),
+        what,
+        elements,
+        rows,
+        used,
+        fit,
+    })
+}
+
+/// A fit that failed: `what` was being fitted.
+fn fit_error(what: &str, message: String) -> CalibError {
+    CalibError::Fit {
+        what: what.to_string(),
+        message,
+    }
+}
+
+/// An inpcom device's figures, calibrated (step 4).
+struct LinkFigures {
+    /// Fixed cycles of a message, and cycles per byte.
+    intercept: f64,
+    slope: f64,
+    startup: f64,
+    per_hop: f64,
+    bandwidth: f64,
+}
+
+/// The inpcom device to calibrate: `--inpcom-device`, else the base
+/// model's only one.
+fn inpcom_device<'m>(
+    base: &'m HardwareModel,
+    req: &InpcomRequest,
+) -> Result<(&'m Device, &'m Network), CalibError> {
+    let devices: Vec<&Device> = base
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, DeviceKind::Inpcom(_)))
+        .filter(|d| req.device.as_ref().is_none_or(|n| &d.name == n))
+        .collect();
+    let device = match devices.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(CalibError::Usage(format!(
+                "--inpcom: the base model has no inpcom device{}",
+                req.device
+                    .as_ref()
+                    .map(|d| format!(" named `{d}`"))
+                    .unwrap_or_default()
+            )))
+        }
+        many => {
+            return Err(CalibError::Usage(format!(
+                "--inpcom: several inpcom devices ({}); choose one with --inpcom-device",
+                many.iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+    };
+    let DeviceKind::Inpcom(net) = &device.kind else {
+        unreachable!("filtered")
+    };
+    Ok((device, net))
 }
 
 struct Calibrator<'a, 'b> {
@@ -725,17 +893,30 @@ impl Calibrator<'_, '_> {
         Ok(out)
     }
 
+    /// Step 3: the prices of the cost table of vector type `ty`, fitted by
+    /// non-negative least squares to the kernels whose usage `usage` names.
     fn fit_table(
         &mut self,
         ty: &str,
         usage: &BTreeMap<String, (String, String)>,
     ) -> Result<(), CalibError> {
-        let prog = self.input.program;
+        let elements = self.table_elements(ty)?;
         let what = format!("cost table of `{ty}`");
-        let fit_err = |message: String| CalibError::Fit {
-            what: what.clone(),
-            message,
-        };
+        if usage.is_empty() {
+            return Err(fit_error(&what, "no measured kernel has its usage in the model (a procedure named like the kernel, or --usage KERNEL=OBJECT.PROC)".into()));
+        }
+        let rows = self.table_rows(ty, &elements, usage)?;
+        let table = solve_table(ty, what, elements, rows)?;
+        self.warn_table(&table);
+        self.write_table(&table)?;
+        self.report_table(&table);
+        self.table_provenance(&table);
+        Ok(())
+    }
+
+    /// The elements of `ty`, which must be a symbol or combination type.
+    fn table_elements(&self, ty: &str) -> Result<Vec<String>, CalibError> {
+        let prog = self.input.program;
         let Some(vt) = prog.vectors.get(ty) else {
             return Err(CalibError::Usage(format!(
                 "--fit {ty}: no vector type `{ty}` (known: {})",
@@ -747,13 +928,21 @@ impl Calibrator<'_, '_> {
                 "--fit {ty}: only symbol or combination types have a cost table of elements"
             )));
         }
-        let elements = vt.elements.clone();
-        if usage.is_empty() {
-            return Err(fit_err("no measured kernel has its usage in the model (a procedure named like the kernel, or --usage KERNEL=OBJECT.PROC)".into()));
-        }
+        Ok(vt.elements.clone())
+    }
+
+    /// One equation per kernel and distinct run parameters: the usage of
+    /// each element by the kernel's procedure (evaluated with unit prices
+    /// for `ty`) and the measured cycles less what its other resources cost
+    /// (evaluated with zero prices for `ty`), averaged over the runs.
+    fn table_rows(
+        &self,
+        ty: &str,
+        elements: &[String],
+        usage: &BTreeMap<String, (String, String)>,
+    ) -> Result<Vec<TableRow>, CalibError> {
+        let prog = self.input.program;
         let base = self.input.base;
-        // Hardware with unit prices for `ty` (usage = priced time) and
-        // with zero prices for `ty` (the rest of the procedure's cost).
         let mut unit_hw = base.clone();
         let mut zero_hw = base.clone();
         let table = |v: f64| CostTable {
@@ -763,16 +952,7 @@ impl Calibrator<'_, '_> {
         };
         unit_hw.costs.insert(ty.to_string(), table(1.0));
         zero_hw.costs.insert(ty.to_string(), table(0.0));
-        // One equation per kernel and distinct run parameters.
-        struct Row {
-            label: String,
-            usage: Vec<f64>,
-            measured: f64,
-            files: BTreeSet<String>,
-            sids: BTreeSet<arpsim::Sid>,
-            count: u64,
-        }
-        let mut rows: BTreeMap<(String, String), Row> = BTreeMap::new();
+        let mut rows: BTreeMap<(String, String), TableRow> = BTreeMap::new();
         let app = &prog.objects[prog.app];
         for (k, (obj, proc_name)) in usage {
             for kr in self.kernel_runs(k) {
@@ -805,7 +985,7 @@ impl Calibrator<'_, '_> {
                     })
                     .collect();
                 let other_cycles = rest.time.unwrap_or(0.0) * self.clock;
-                let r = rows.entry(key.clone()).or_insert_with(|| Row {
+                let r = rows.entry(key.clone()).or_insert_with(|| TableRow {
                     label: if spec.params.is_empty() {
                         k.clone()
                     } else {
@@ -826,53 +1006,20 @@ impl Calibrator<'_, '_> {
                 r.sids.insert(kr.sid);
             }
         }
-        let rows: Vec<Row> = rows.into_values().collect();
-        for r in &rows {
-            if r.measured < 0.0 {
-                return Err(fit_err(format!(
-                    "kernel {}: its procedure's other resources (priced by the base model) cost more than the measured time: the model or base prices are wrong",
-                    r.label
-                )));
-            }
-        }
-        // Unknowns: elements some kernel uses.
-        let used: Vec<usize> = (0..elements.len())
-            .filter(|&j| rows.iter().any(|r| r.usage[j] != 0.0))
-            .collect();
-        let unused: Vec<&str> = (0..elements.len())
-            .filter(|j| !used.contains(j))
-            .map(|j| elements[j].as_str())
-            .collect();
-        if used.is_empty() {
-            return Err(fit_err(
-                "the kernels' procedures use no element of this type".into(),
-            ));
-        }
-        let a: Vec<Vec<f64>> = rows
-            .iter()
-            .map(|r| used.iter().map(|&j| r.usage[j]).collect())
-            .collect();
-        let b: Vec<f64> = rows.iter().map(|r| r.measured).collect();
-        let names: Vec<&str> = used.iter().map(|&j| elements[j].as_str()).collect();
-        let fit = fit::fit_nonneg(&a, &b).map_err(|e| {
-            fit_err(match e {
-                NnlsError::UnderDetermined { rows, cols } => format!(
-                    "{rows} measured kernel(s) for {cols} unknown price(s) ({}): under-determined; measure more kernels or runs",
-                    names.join(", ")
-                ),
-                NnlsError::Singular { column } => format!(
-                    "the price of `{}` cannot be told apart from the others: the kernels use it only in fixed proportion to other elements (singular fit); measure a kernel that uses it differently",
-                    names[column]
-                ),
-                other => other.to_string(),
-            })
-        })?;
-        if rows.len() < 2 * used.len() {
+        Ok(rows.into_values().collect())
+    }
+
+    /// Warnings about a table fit: too few measurements, prices clamped to
+    /// 0, elements no kernel uses.
+    fn warn_table(&mut self, t: &TableFit) {
+        let (what, ty, fit) = (&t.what, &t.ty, &t.fit);
+        let names = t.names();
+        if t.rows.len() < 2 * t.used.len() {
             let w = format!(
                 "{what}: {} measurement(s) for {} unknown(s); a reliable fit needs at least {} (twice the unknowns){}",
-                rows.len(),
-                used.len(),
-                2 * used.len(),
+                t.rows.len(),
+                t.used.len(),
+                2 * t.used.len(),
                 if fit.loo.is_none() { "; no cross-validation possible" } else { "" }
             );
             self.warn(w);
@@ -886,11 +1033,13 @@ impl Calibrator<'_, '_> {
                 self.warn(w);
             }
         }
+        let base = self.input.base;
         let in_base = |e: &str| {
             base.costs
                 .get(ty)
                 .is_some_and(|t| t.elements.contains_key(e))
         };
+        let unused = t.unused();
         let kept: Vec<&str> = unused.iter().copied().filter(|e| in_base(e)).collect();
         let absent: Vec<&str> = unused.iter().copied().filter(|e| !in_base(e)).collect();
         if !kept.is_empty() {
@@ -907,12 +1056,17 @@ impl Calibrator<'_, '_> {
             );
             self.warn(w);
         }
-        // Write: unit cycles; fitted prices; unused ones converted.
+    }
+
+    /// Writes the table in cycles: the fitted prices, and the base
+    /// model's for the elements no kernel uses.
+    fn write_table(&mut self, t: &TableFit) -> Result<(), CalibError> {
+        let ty = t.ty.as_str();
         let mut elems = toml_edit::InlineTable::new();
-        let base_table = base.costs.get(ty);
-        for (j, e) in elements.iter().enumerate() {
-            if let Some(k) = used.iter().position(|&u| u == j) {
-                elems.insert(e, round_sig(fit.coefficients[k]).into());
+        let base_table = self.input.base.costs.get(ty);
+        for (j, e) in t.elements.iter().enumerate() {
+            if let Some(k) = t.used.iter().position(|&u| u == j) {
+                elems.insert(e, round_sig(t.fit.coefficients[k]).into());
             } else if let Some(v) = base_table.and_then(|t| t.elements.get(e).map(|v| (t.unit, *v)))
             {
                 let cycles = match v.0 {
@@ -922,8 +1076,6 @@ impl Calibrator<'_, '_> {
                 elems.insert(e, round_sig(cycles).into());
             }
         }
-        let files: BTreeSet<String> = rows.iter().flat_map(|r| r.files.iter().cloned()).collect();
-        let files = files.into_iter().collect::<Vec<_>>().join(", ");
         let root = self.doc.as_table_mut();
         if !root.contains_key("costs") {
             root.insert("costs", toml_edit::Item::Table(toml_edit::Table::new()));
@@ -932,30 +1084,43 @@ impl Calibrator<'_, '_> {
             .as_table_mut()
             .ok_or_else(|| CalibError::BaseFile("`costs` is not a table".into()))?;
         costs.set_implicit(true);
-        let mut t = toml_edit::Table::new();
-        t.insert("unit", toml_edit::value("cycles"));
-        t.insert(
+        let mut table = toml_edit::Table::new();
+        table.insert("unit", toml_edit::value("cycles"));
+        table.insert(
             "source",
             toml_edit::value(format!(
-                "calibrated: non-negative least squares over {} kernel measurement(s) from {files}; see [provenance]",
-                rows.len()
+                "calibrated: non-negative least squares over {} kernel measurement(s) from {}; see [provenance]",
+                t.rows.len(),
+                t.files()
             )),
         );
-        t.insert("elements", toml_edit::value(elems));
+        table.insert("elements", toml_edit::value(elems));
         if let Some(scale) = base_table.and_then(|t| t.scale) {
-            t.insert("scale", toml_edit::value(scale));
+            table.insert("scale", toml_edit::value(scale));
         }
-        costs.insert(ty, toml_edit::Item::Table(t));
-        // Report.
+        costs.insert(ty, toml_edit::Item::Table(table));
+        Ok(())
+    }
+
+    fn report_table(&mut self, t: &TableFit) {
         let _ = writeln!(
             self.report,
-            "cost table {ty} (cycles per element), non-negative least squares:"
+            "cost table {} (cycles per element), non-negative least squares:",
+            t.ty
         );
-        for (k, n) in names.iter().enumerate() {
-            let _ = writeln!(self.report, "  {n:<10} {:>14.4}", fit.coefficients[k]);
+        for (k, n) in t.names().iter().enumerate() {
+            let _ = writeln!(self.report, "  {n:<10} {:>14.4}", t.fit.coefficients[k]);
         }
-        let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
-        self.report_points(&labels, &fit);
+        let labels: Vec<String> = t.rows.iter().map(|r| r.label.clone()).collect();
+        self.report_points(&labels, &t.fit);
+    }
+
+    /// `[provenance]` of the table (files, kernels, fit statistics) and of
+    /// each price (fitted, or kept from the base model).
+    fn table_provenance(&mut self, t: &TableFit) {
+        let (ty, fit, rows) = (&t.ty, &t.fit, &t.rows);
+        let names = t.names();
+        let files = t.files();
         let kernels = rows
             .iter()
             .map(|r| {
@@ -1023,7 +1188,8 @@ impl Calibrator<'_, '_> {
                 )],
             ));
         }
-        for n in unused {
+        let base_table = self.input.base.costs.get(ty.as_str());
+        for n in t.unused() {
             if base_table.is_some_and(|t| t.elements.contains_key(n)) {
                 self.provenance.push((
                     format!("costs.{ty}.elements.{n}"),
@@ -1036,46 +1202,13 @@ impl Calibrator<'_, '_> {
                 ));
             }
         }
-        Ok(())
     }
 
+    /// Step 4: the inpcom device's start-up, per-hop time and bandwidth
+    /// from a communication kernel measured at several message sizes.
     fn fit_inpcom(&mut self, req: &InpcomRequest) -> Result<(), CalibError> {
-        let base = self.input.base;
         let what = format!("inpcom from kernel `{}`", req.kernel);
-        let fit_err = |message: String| CalibError::Fit {
-            what: what.clone(),
-            message,
-        };
-        let devices: Vec<&crate::hardware::Device> = base
-            .devices
-            .iter()
-            .filter(|d| matches!(d.kind, DeviceKind::Inpcom(_)))
-            .filter(|d| req.device.as_ref().is_none_or(|n| &d.name == n))
-            .collect();
-        let dev = match devices.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(CalibError::Usage(format!(
-                    "--inpcom: the base model has no inpcom device{}",
-                    req.device
-                        .as_ref()
-                        .map(|d| format!(" named `{d}`"))
-                        .unwrap_or_default()
-                )))
-            }
-            many => {
-                return Err(CalibError::Usage(format!(
-                    "--inpcom: several inpcom devices ({}); choose one with --inpcom-device",
-                    many.iter()
-                        .map(|d| d.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
-            }
-        };
-        let DeviceKind::Inpcom(net) = &dev.kind else {
-            unreachable!("filtered")
-        };
+        let (device, net) = inpcom_device(self.input.base, req)?;
         if !(req.hops >= 1.0 && req.hops.is_finite()) {
             return Err(CalibError::Usage(format!(
                 "--inpcom-hops {}: must be at least 1",
@@ -1084,24 +1217,56 @@ impl Calibrator<'_, '_> {
         }
         let krs = self.kernel_runs(&req.kernel);
         if krs.is_empty() {
-            return Err(fit_err("no run measured it".into()));
+            return Err(fit_error(&what, "no run measured it".into()));
         }
+        let points = self.message_points(req, &krs, &what)?;
+        let a: Vec<Vec<f64>> = points.iter().map(|p| vec![1.0, p.0]).collect();
+        let b: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let fit = fit::fit_nonneg(&a, &b).map_err(|e| fit_error(&what, e.to_string()))?;
+        let link = self.link_figures(req, net, &fit, &what)?;
+        let files = self.files_of(&krs);
+        self.write_inpcom(req, &device.name, &link, &files)?;
+        let _ = writeln!(
+            self.report,
+            "inpcom device {}: cycles = {:.3} + {:.6} * {} -> startup_s {:.4e}, per_hop_s {:.4e}, bandwidth {:.4e} bytes/s ({} hop(s), {:?})",
+            device.name, link.intercept, link.slope, req.parameter, link.startup, link.per_hop, link.bandwidth, req.hops, net.switching
+        );
+        let labels: Vec<String> = points
+            .iter()
+            .map(|p| format!("{}={}", req.parameter, p.0))
+            .collect();
+        self.report_points(&labels, &fit);
+        self.inpcom_provenance(req, &device.name, &link, &fit, points.len(), &files);
+        Ok(())
+    }
+
+    /// (message size, mean cycles) of each run of the kernel; the sizes
+    /// must be known, non-negative and at least two distinct ones.
+    fn message_points(
+        &mut self,
+        req: &InpcomRequest,
+        krs: &[KernelRun],
+        what: &str,
+    ) -> Result<Vec<(f64, f64)>, CalibError> {
         let mut points = Vec::new();
-        for k in &krs {
+        for k in krs {
             let spec = &self.runs[k.run].spec;
             let Some(size) = spec.params.get(&req.parameter) else {
-                return Err(fit_err(format!(
-                    "run {} gives no message size `{}` (write --arp {}=BYTES:FILE)",
-                    spec.path.display(),
-                    req.parameter,
-                    req.parameter
-                )));
+                return Err(fit_error(
+                    what,
+                    format!(
+                        "run {} gives no message size `{}` (write --arp {}=BYTES:FILE)",
+                        spec.path.display(),
+                        req.parameter,
+                        req.parameter
+                    ),
+                ));
             };
             if *size < 0.0 {
-                return Err(fit_err(format!(
-                    "run {}: negative message size",
-                    spec.path.display()
-                )));
+                return Err(fit_error(
+                    what,
+                    format!("run {}: negative message size", spec.path.display()),
+                ));
             }
             points.push((*size, k.mean));
         }
@@ -1109,7 +1274,7 @@ impl Calibrator<'_, '_> {
         sizes.sort_by(f64::total_cmp);
         sizes.dedup();
         if sizes.len() < 2 {
-            return Err(fit_err(format!(
+            return Err(fit_error(what, format!(
                 "runs at {} distinct message size(s); latency and bandwidth need at least 2 (3 or more to cross-validate)",
                 sizes.len()
             )));
@@ -1122,12 +1287,23 @@ impl Calibrator<'_, '_> {
             );
             self.warn(w);
         }
-        let a: Vec<Vec<f64>> = points.iter().map(|p| vec![1.0, p.0]).collect();
-        let b: Vec<f64> = points.iter().map(|p| p.1).collect();
-        let f = fit::fit_nonneg(&a, &b).map_err(|e| fit_err(e.to_string()))?;
-        let (intercept, slope) = (f.coefficients[0], f.coefficients[1]);
+        Ok(points)
+    }
+
+    /// The device's figures from `cycles = intercept + slope * size`: the
+    /// fixed cost is the start-up plus `hops` times the base model's
+    /// per-hop time (lowered when the fixed cost is smaller).
+    fn link_figures(
+        &mut self,
+        req: &InpcomRequest,
+        net: &Network,
+        fit: &LinearFit,
+        what: &str,
+    ) -> Result<LinkFigures, CalibError> {
+        let (intercept, slope) = (fit.coefficients[0], fit.coefficients[1]);
         if slope <= 0.0 {
-            return Err(fit_err(
+            return Err(fit_error(
+                what,
                 "the measured time does not grow with the message size: no bandwidth can be fitted"
                     .into(),
             ));
@@ -1150,74 +1326,87 @@ impl Calibrator<'_, '_> {
             Switching::CutThrough => 1.0 / per_byte_s,
             Switching::StoreAndForward => req.hops / per_byte_s,
         };
-        let files = self.files_of(&krs);
+        Ok(LinkFigures {
+            intercept,
+            slope,
+            startup,
+            per_hop,
+            bandwidth,
+        })
+    }
+
+    /// Writes the figures into the device's table of the base file.
+    fn write_inpcom(
+        &mut self,
+        req: &InpcomRequest,
+        device: &str,
+        link: &LinkFigures,
+        files: &str,
+    ) -> Result<(), CalibError> {
         let root = self.doc.as_table_mut();
         let dev_item = root
             .get_mut("devices")
             .and_then(|d| d.as_table_like_mut())
-            .and_then(|d| d.get_mut(&dev.name))
+            .and_then(|d| d.get_mut(device))
             .and_then(|d| d.as_table_like_mut())
             .ok_or_else(|| {
                 CalibError::BaseFile(format!(
-                    "devices.{} not found in the base file's text",
-                    dev.name
+                    "devices.{device} not found in the base file's text"
                 ))
             })?;
-        dev_item.insert("startup_s", toml_edit::value(round_sig(startup)));
-        dev_item.insert("per_hop_s", toml_edit::value(round_sig(per_hop)));
+        dev_item.insert("startup_s", toml_edit::value(round_sig(link.startup)));
+        dev_item.insert("per_hop_s", toml_edit::value(round_sig(link.per_hop)));
         dev_item.insert(
             "bandwidth_bytes_per_s",
-            toml_edit::value(round_sig(bandwidth)),
+            toml_edit::value(round_sig(link.bandwidth)),
         );
         dev_item.insert(
             "source",
             toml_edit::value(format!(
                 "calibrated: cycles = {} + {} * {} fitted to kernel `{}` in {files}; see [provenance]",
-                round_sig(intercept),
-                round_sig(slope),
+                round_sig(link.intercept),
+                round_sig(link.slope),
                 req.parameter,
                 req.kernel
             )),
         );
-        let _ = writeln!(
-            self.report,
-            "inpcom device {}: cycles = {:.3} + {:.6} * {} -> startup_s {:.4e}, per_hop_s {:.4e}, bandwidth {:.4e} bytes/s ({} hop(s), {:?})",
-            dev.name, intercept, slope, req.parameter, startup, per_hop, bandwidth, req.hops, net.switching
-        );
-        let labels: Vec<String> = points
-            .iter()
-            .map(|p| format!("{}={}", req.parameter, p.0))
-            .collect();
-        self.report_points(&labels, &f);
+        Ok(())
+    }
+
+    fn inpcom_provenance(
+        &mut self,
+        req: &InpcomRequest,
+        device: &str,
+        link: &LinkFigures,
+        fit: &LinearFit,
+        runs: usize,
+        files: &str,
+    ) {
         let mut prov: Vec<(String, toml_edit::Value)> = vec![
-            ("files".into(), files.as_str().into()),
+            ("files".into(), files.into()),
             ("kernel".into(), req.kernel.as_str().into()),
             (
                 "fit".into(),
                 format!(
                     "NNLS cycles = a + b * {} over {} run(s), {} hop(s)",
-                    req.parameter,
-                    points.len(),
-                    req.hops
+                    req.parameter, runs, req.hops
                 )
                 .as_str()
                 .into(),
             ),
-            ("intercept_cycles".into(), round_sig(intercept).into()),
-            ("cycles_per_byte".into(), round_sig(slope).into()),
+            ("intercept_cycles".into(), round_sig(link.intercept).into()),
+            ("cycles_per_byte".into(), round_sig(link.slope).into()),
         ];
-        if let Some(r2) = f.r_squared {
+        if let Some(r2) = fit.r_squared {
             prov.push(("r_squared".into(), stat(r2).into()));
         }
-        if let Some(l) = &f.loo {
+        if let Some(l) = &fit.loo {
             prov.push((
                 "loo_mean_abs_error_percent".into(),
                 stat(l.mean_abs_percent).into(),
             ));
         }
-        self.provenance
-            .push((format!("devices.{}", dev.name), prov));
-        Ok(())
+        self.provenance.push((format!("devices.{device}"), prov));
     }
 
     fn finish_document(&mut self) -> String {

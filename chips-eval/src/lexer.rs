@@ -181,160 +181,195 @@ pub struct Token {
 /// Splits `src` into tokens. Always ends with one `Tok::Eof`; problems are
 /// returned as diagnostics next to the tokens that could be read.
 pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
-    let chars: Vec<char> = src.chars().collect();
-    // Byte offset of each character (and of the end), for `Token::offset`.
-    let byte_at: Vec<usize> = src
-        .char_indices()
-        .map(|(b, _)| b)
-        .chain(std::iter::once(src.len()))
-        .collect();
-    let mut tokens = Vec::new();
-    let mut diags = Vec::new();
-    let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
-    // Advances over one character, keeping line and column.
-    let advance = |i: &mut usize, line: &mut u32, col: &mut u32| {
-        if chars[*i] == '\n' {
-            *line += 1;
-            *col = 1;
-        } else {
-            *col += 1;
-        }
-        *i += 1;
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let span = Span::new(line, col);
-        let offset = byte_at[i];
+    let mut lexer = Lexer::new(file, src);
+    while let Some(c) = lexer.peek(0) {
+        let start = lexer.here();
         if c.is_whitespace() {
-            advance(&mut i, &mut line, &mut col);
-            continue;
-        }
-        if c == '(' && chars.get(i + 1) == Some(&'*') {
-            // Comments do not nest (Appendix B: COMMENT start condition).
-            advance(&mut i, &mut line, &mut col);
-            advance(&mut i, &mut line, &mut col);
-            let mut closed = false;
-            while i < chars.len() {
-                if chars[i] == '*' && chars.get(i + 1) == Some(&')') {
-                    advance(&mut i, &mut line, &mut col);
-                    advance(&mut i, &mut line, &mut col);
-                    closed = true;
-                    break;
-                }
-                advance(&mut i, &mut line, &mut col);
-            }
-            if !closed {
-                diags.push(Diagnostic::new(
-                    file,
-                    span,
-                    "comment opened with `(*` is never closed with `*)`",
-                ));
-            }
-            continue;
-        }
-        if c == '"' {
-            advance(&mut i, &mut line, &mut col);
-            let mut text = String::new();
-            let mut closed = false;
-            while i < chars.len() {
-                if chars[i] == '"' {
-                    advance(&mut i, &mut line, &mut col);
-                    closed = true;
-                    break;
-                }
-                text.push(chars[i]);
-                advance(&mut i, &mut line, &mut col);
-            }
-            if !closed {
-                diags.push(Diagnostic::new(
-                    file,
-                    span,
-                    "string is never closed with `\"`",
-                ));
-            }
-            tokens.push(Token {
-                tok: Tok::Str(text),
-                span,
-                offset,
-            });
-            continue;
-        }
-        if c.is_ascii_alphabetic() {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                advance(&mut i, &mut line, &mut col);
-            }
-            let word: String = chars[start..i].iter().collect();
-            let tok = match KEYWORDS.iter().find(|(s, _)| *s == word) {
-                Some((_, k)) => Tok::Kw(*k),
-                None => Tok::Ident(word),
-            };
-            tokens.push(Token { tok, span, offset });
-            continue;
-        }
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+            lexer.bump();
+        } else if c == '(' && lexer.peek(1) == Some('*') {
+            lexer.comment(start);
+        } else if c == '"' {
+            lexer.string(start);
+        } else if c.is_ascii_alphabetic() {
+            lexer.word(start);
+        } else if c.is_ascii_digit()
+            || (c == '.' && lexer.peek(1).is_some_and(|d| d.is_ascii_digit()))
         {
-            let start = i;
-            while i < chars.len() && chars[i].is_ascii_digit() {
-                advance(&mut i, &mut line, &mut col);
-            }
-            if i < chars.len()
-                && chars[i] == '.'
-                && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())
-            {
-                advance(&mut i, &mut line, &mut col);
-                while i < chars.len() && chars[i].is_ascii_digit() {
-                    advance(&mut i, &mut line, &mut col);
-                }
-            }
-            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
-                let mut j = i + 1;
-                if j < chars.len() && (chars[j] == '+' || chars[j] == '-') {
-                    j += 1;
-                }
-                if j < chars.len() && chars[j].is_ascii_digit() {
-                    while i < j {
-                        advance(&mut i, &mut line, &mut col);
-                    }
-                    while i < chars.len() && chars[i].is_ascii_digit() {
-                        advance(&mut i, &mut line, &mut col);
-                    }
-                }
-            }
-            let text: String = chars[start..i].iter().collect();
-            match text.parse::<f64>() {
-                Ok(n) if n.is_finite() => tokens.push(Token {
-                    tok: Tok::Number(n),
-                    span,
-                    offset,
-                }),
-                // Refused like `1.7e308 * 10` in the evaluator. The token is
-                // kept so that the parser does not report a missing operand.
-                Ok(n) => {
-                    diags.push(Diagnostic::new(
-                        file,
-                        span,
-                        format!(
-                            "number `{}` is too large (it overflows to infinity)",
-                            quote(&text)
-                        ),
-                    ));
-                    tokens.push(Token {
-                        tok: Tok::Number(n),
-                        span,
-                        offset,
-                    });
-                }
-                Err(_) => diags.push(Diagnostic::new(
-                    file,
-                    span,
-                    format!("malformed number `{}`", quote(&text)),
-                )),
-            }
-            continue;
+            lexer.number(start);
+        } else {
+            lexer.punct(c, start);
         }
-        let next = chars.get(i + 1).copied();
-        let (punct, len) = match (c, next) {
+    }
+    lexer.finish()
+}
+
+/// Where a token starts: line and column, and byte offset.
+#[derive(Clone, Copy)]
+struct Start {
+    span: Span,
+    offset: usize,
+}
+
+/// The state of [`lex`]: the characters, the position in them (index,
+/// line, column) and what has been read.
+struct Lexer<'f> {
+    file: &'f str,
+    chars: Vec<char>,
+    /// Byte offset of each character (and of the end), for `Token::offset`.
+    byte_at: Vec<usize>,
+    i: usize,
+    line: u32,
+    col: u32,
+    tokens: Vec<Token>,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'f> Lexer<'f> {
+    fn new(file: &'f str, src: &str) -> Self {
+        Lexer {
+            file,
+            chars: src.chars().collect(),
+            byte_at: src
+                .char_indices()
+                .map(|(b, _)| b)
+                .chain(std::iter::once(src.len()))
+                .collect(),
+            i: 0,
+            line: 1,
+            col: 1,
+            tokens: Vec::new(),
+            diags: Vec::new(),
+        }
+    }
+
+    /// The character `ahead` places after the current one.
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.i + ahead).copied()
+    }
+
+    fn here(&self) -> Start {
+        Start {
+            span: Span::new(self.line, self.col),
+            offset: self.byte_at[self.i],
+        }
+    }
+
+    /// Advances over one character, keeping line and column.
+    fn bump(&mut self) {
+        if self.chars[self.i] == '\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+        self.i += 1;
+    }
+
+    /// Advances over the characters for which `accept` holds.
+    fn bump_while(&mut self, accept: impl Fn(char) -> bool) {
+        while self.peek(0).is_some_and(&accept) {
+            self.bump();
+        }
+    }
+
+    fn push(&mut self, tok: Tok, start: Start) {
+        self.tokens.push(Token {
+            tok,
+            span: start.span,
+            offset: start.offset,
+        });
+    }
+
+    fn error(&mut self, start: Start, message: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::new(self.file, start.span, message.into()));
+    }
+
+    /// `(* ... *)`. Comments do not nest (Appendix B: COMMENT start
+    /// condition).
+    fn comment(&mut self, start: Start) {
+        self.bump();
+        self.bump();
+        while self.peek(0).is_some() {
+            if self.peek(0) == Some('*') && self.peek(1) == Some(')') {
+                self.bump();
+                self.bump();
+                return;
+            }
+            self.bump();
+        }
+        self.error(start, "comment opened with `(*` is never closed with `*)`");
+    }
+
+    /// `"..."`, without escapes; an unclosed string still makes a token.
+    fn string(&mut self, start: Start) {
+        self.bump();
+        let mut text = String::new();
+        let mut closed = false;
+        while let Some(c) = self.peek(0) {
+            self.bump();
+            if c == '"' {
+                closed = true;
+                break;
+            }
+            text.push(c);
+        }
+        if !closed {
+            self.error(start, "string is never closed with `\"`");
+        }
+        self.push(Tok::Str(text), start);
+    }
+
+    /// A keyword or an identifier.
+    fn word(&mut self, start: Start) {
+        let first = self.i;
+        self.bump_while(|c| c.is_ascii_alphanumeric() || c == '_');
+        let word: String = self.chars[first..self.i].iter().collect();
+        let tok = match KEYWORDS.iter().find(|(s, _)| *s == word) {
+            Some((_, k)) => Tok::Kw(*k),
+            None => Tok::Ident(word),
+        };
+        self.push(tok, start);
+    }
+
+    /// Digits, an optional fraction and an optional exponent (`1e6`,
+    /// `.5`, `2.5E-3`).
+    fn number(&mut self, start: Start) {
+        let first = self.i;
+        self.bump_while(|c| c.is_ascii_digit());
+        if self.peek(0) == Some('.') && self.peek(1).is_some_and(|d| d.is_ascii_digit()) {
+            self.bump();
+            self.bump_while(|c| c.is_ascii_digit());
+        }
+        if matches!(self.peek(0), Some('e' | 'E')) {
+            let sign = usize::from(matches!(self.peek(1), Some('+' | '-')));
+            if self.peek(1 + sign).is_some_and(|d| d.is_ascii_digit()) {
+                for _ in 0..=sign {
+                    self.bump();
+                }
+                self.bump_while(|c| c.is_ascii_digit());
+            }
+        }
+        let text: String = self.chars[first..self.i].iter().collect();
+        match text.parse::<f64>() {
+            Ok(n) if n.is_finite() => self.push(Tok::Number(n), start),
+            // Refused like `1.7e308 * 10` in the evaluator. The token is
+            // kept so that the parser does not report a missing operand.
+            Ok(n) => {
+                let message = format!(
+                    "number `{}` is too large (it overflows to infinity)",
+                    quote(&text)
+                );
+                self.error(start, message);
+                self.push(Tok::Number(n), start);
+            }
+            Err(_) => self.error(start, format!("malformed number `{}`", quote(&text))),
+        }
+    }
+
+    /// An operator or punctuation, one or two characters.
+    fn punct(&mut self, c: char, start: Start) {
+        let (punct, len) = match (c, self.peek(1)) {
             ('<', Some('=')) => (Some(Punct::Le), 2),
             ('>', Some('=')) => (Some(Punct::Ge), 2),
             ('=', Some('=')) => (Some(Punct::EqEq), 2),
@@ -359,27 +394,26 @@ pub fn lex(file: &str, src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
             _ => (None, 1),
         };
         for _ in 0..len {
-            advance(&mut i, &mut line, &mut col);
+            self.bump();
         }
         match punct {
-            Some(p) => tokens.push(Token {
-                tok: Tok::Punct(p),
-                span,
-                offset,
-            }),
-            None => diags.push(Diagnostic::new(
-                file,
-                span,
+            Some(p) => self.push(Tok::Punct(p), start),
+            None => self.error(
+                start,
                 format!("unexpected character `{}`", c.escape_debug()),
-            )),
+            ),
         }
     }
-    tokens.push(Token {
-        tok: Tok::Eof,
-        span: Span::new(line, col),
-        offset: src.len(),
-    });
-    (tokens, diags)
+
+    /// The tokens, ended by `Tok::Eof`, and the diagnostics.
+    fn finish(mut self) -> (Vec<Token>, Vec<Diagnostic>) {
+        let end = Start {
+            span: Span::new(self.line, self.col),
+            offset: *self.byte_at.last().unwrap_or(&0),
+        };
+        self.push(Tok::Eof, end);
+        (self.tokens, self.diags)
+    }
 }
 
 #[cfg(test)]

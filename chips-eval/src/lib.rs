@@ -13,7 +13,7 @@
 //!        ──program::Program::load (include, symbol tables, Figure 3 rules)──► Program
 //! data.arp runs ──measure──fit/nnls──calibrate (edits BASE.toml)──► HW.toml
 //! HW.toml ──hardware::HardwareModel──┐
-//! --set ──runtime::Setting──────────┴► runtime::run ─► eval::Evaluator per point
+//! --set ──sweep::Setting────────────┴► runtime::run ─► eval::Evaluator per point
 //!        ──► output (table / csv / json / breakdown / trace), plot (SVG / PNG)
 //! ```
 //!
@@ -26,7 +26,8 @@
 //! * [`builtin_objects`]: `hardware`, `la`, `sequential`, options, functions;
 //! * [`hardware`]: hardware model files, costs, devices, topologies;
 //! * [`eval`], [`value`]: the evaluation engine;
-//! * [`runtime`], [`output`], [`plot`]: the run-time services of Table 1;
+//! * [`sweep`], [`runtime`], [`output`], [`plot`]: the run-time services
+//!   of Table 1 (settings, LaRun, outputs);
 //! * [`shard`], [`merge`]: a sweep split over machines (`run --shard K/N`)
 //!   and put back together (`merge`);
 //! * [`measure`]: measurements from `data.arp` (through `arpsim`), run
@@ -113,6 +114,8 @@
 //!     priced: a procedure local or variable of that object, else a
 //!     hardware parameter; otherwise the evaluation is an error.
 
+#![forbid(unsafe_code)]
+
 pub mod ast;
 pub mod builtin_objects;
 pub mod calibrate;
@@ -131,6 +134,7 @@ pub mod plot;
 pub mod program;
 pub mod runtime;
 pub mod shard;
+pub mod sweep;
 pub mod value;
 pub mod vectypes;
 
@@ -138,5 +142,6 @@ pub use error::{Error, EvalError};
 pub use eval::{Breakdown, Evaluator, Limits, Outcome};
 pub use hardware::HardwareModel;
 pub use program::{LoadOptions, Program};
-pub use runtime::{run, RunOptions, RunResults, Setting};
+pub use runtime::{run, RunOptions, RunResults};
+pub use sweep::Setting;
 pub use value::Value;

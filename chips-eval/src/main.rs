@@ -1,6 +1,8 @@
 //! `chips-eval`: evaluate CHIP3S performance models. The logic lives in
 //! the library; each subcommand is one file under `cli/`.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 use clap::Parser;

@@ -18,7 +18,7 @@
 
 use crate::error::Error;
 use crate::program::Program;
-use crate::runtime::Setting;
+use crate::sweep::Setting;
 use crate::value::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -116,12 +116,12 @@ fn a_sweep_larger_than_max_points_is_refused_before_any_evaluation() {
 fn the_sweep_size_is_computed_without_overflow() {
     let big = setting("n=1..100000");
     let sweep = vec![big; 5];
-    let err = chips_eval::runtime::sweep_size(&sweep, u64::MAX)
+    let err = chips_eval::sweep::sweep_size(&sweep, u64::MAX)
         .unwrap_err()
         .to_string();
     assert!(err.contains("= more than 2^64 points"), "{err}");
     let ok = [setting("n=1..10"), setting("m=1,2,3")];
-    assert_eq!(chips_eval::runtime::sweep_size(&ok, 30).unwrap(), 30);
+    assert_eq!(chips_eval::sweep::sweep_size(&ok, 30).unwrap(), 30);
 }
 
 #[test]

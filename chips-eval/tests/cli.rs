@@ -1,14 +1,17 @@
 //! The binary end to end: run with a sweep, CSV, JSON, plot, vars, and a
 //! failing model's exit status and message.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use support::require;
+
+mod support;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn chips(args: &[&str]) -> std::process::Output {
+fn chips(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chips-eval"))
         .current_dir(root())
         .args(args)
@@ -190,40 +193,11 @@ fn max_points_is_checked_before_the_run() {
     assert!(out.stdout.is_empty(), "nothing evaluated or printed");
 }
 
-#[test]
-fn outputs_are_checked_first_and_never_replace_a_device() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no/such/out.csv");
-    let out = chips(&[
-        "run",
-        APP,
-        "--hardware",
-        HW,
-        "--set",
-        "Nproc=1,4",
-        "-o",
-        &missing.display().to_string(),
-    ]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("-o ") && err.contains("does not exist"),
-        "{err}"
-    );
-
-    let null = dir.path().join("null");
-    let made = Command::new("mknod")
-        .arg(&null)
-        .args(["c", "1", "3"])
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED: mknod needs root; the device-node output case is not tested");
-        return;
-    }
-    let node = null.display().to_string();
-    let plot = dir.path().join("link.svg");
-    std::os::unix::fs::symlink("real.svg", &plot).unwrap();
-    let out = chips(&[
+/// `run` of the sweep `Nproc=1,4` as CSV into `output`, with `extra`
+/// arguments.
+fn run_csv_into(output: &Path, extra: &[&str]) -> Output {
+    let output = output.display().to_string();
+    let mut args = vec![
         "run",
         APP,
         "--hardware",
@@ -233,20 +207,70 @@ fn outputs_are_checked_first_and_never_replace_a_device() {
         "--format",
         "csv",
         "-o",
-        &node,
-        "--plot",
-        &plot.display().to_string(),
-    ]);
+        &output,
+    ];
+    args.extend(extra);
+    chips(&args)
+}
+
+fn assert_success(out: &Output) {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn an_output_in_a_missing_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_csv_into(&dir.path().join("no/such/out.csv"), &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-o ") && err.contains("does not exist"),
+        "{err}"
+    );
+}
+
+/// `-o` naming a character device writes into the device; it does not
+/// replace it with a file.
+#[test]
+#[cfg_attr(
+    not(has_mknod),
+    ignore = "needs CAP_MKNOD (root) to make a device node in its scratch folder"
+)]
+fn an_output_device_is_written_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null");
+    let made = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .status();
+    require(
+        "CAP_MKNOD (root) to make a device node with mknod",
+        made.is_ok_and(|s| s.success()),
+    );
+    assert_success(&run_csv_into(&null, &[]));
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(&null)
         .unwrap()
         .file_type()
         .is_char_device());
+}
+
+/// `--plot` naming a symbolic link writes the file it points to; the link
+/// stays.
+#[test]
+fn a_plot_through_a_symbolic_link_writes_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("link.svg");
+    std::os::unix::fs::symlink("real.svg", &plot).unwrap();
+    let plot_arg = plot.display().to_string();
+    assert_success(&run_csv_into(
+        &dir.path().join("out.csv"),
+        &["--plot", &plot_arg],
+    ));
     assert!(std::fs::symlink_metadata(&plot)
         .unwrap()
         .file_type()

@@ -15,6 +15,8 @@
 //! with a system font; where none is found the PNG still has the axes,
 //! ticks and lines, without labels, and [`Png::missing_fonts`] says so.
 
+#![forbid(unsafe_code)]
+
 pub mod ticks;
 
 use std::fmt::Write;

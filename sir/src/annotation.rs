@@ -10,6 +10,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
+use crate::diagnostic::{Collector, Rule, Subject};
+use crate::names::{is_ncname, is_xml_text};
+
 /// Namespace of the measurement attributes written by this project.
 pub const MEASURE_NS: &str = "urn:arpsim:measure";
 /// The prefix the writer prefers for [`MEASURE_NS`].
@@ -182,6 +185,42 @@ impl PartialEq for PrefixHints {
 }
 
 impl Eq for PrefixHints {}
+
+/// Annotation names must be writable: a namespace URI and an NCName.
+pub(crate) fn check_annotations(
+    out: &mut Collector,
+    subject: Subject<'_>,
+    annotations: &Annotations,
+) {
+    for (name, value) in annotations.iter() {
+        let attribute = format!("{{{}}}{}", name.namespace, name.local);
+        if name.namespace.is_empty() || name.namespace == XMLNS_NS || !is_xml_text(&name.namespace)
+        {
+            out.error(
+                Rule::InvalidAnnotation,
+                subject,
+                Some(&attribute),
+                "annotation namespace must be a URI",
+            );
+        }
+        if !is_ncname(&name.local) {
+            out.error(
+                Rule::InvalidAnnotation,
+                subject,
+                Some(&attribute),
+                "annotation name must be an XML NCName",
+            );
+        }
+        if !is_xml_text(value) {
+            out.error(
+                Rule::InvalidCharacter,
+                subject,
+                Some(&attribute),
+                "contains characters XML 1.0 cannot carry",
+            );
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

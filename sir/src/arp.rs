@@ -5,12 +5,11 @@
 
 use crate::annotation::MEASURE_NS;
 use crate::apart::{self, Node};
+use crate::document::Document;
 use crate::error::quote;
-use crate::Document;
 use std::collections::BTreeMap;
 
-/// Namespace of the ARP attributes on section regions.
-pub const ARP_NS: &str = "urn:arpsim:arp";
+pub use crate::namespaces::ARP as ARP_NS;
 
 /// The annotation holding an element's ARP section id, in [`ARP_NS`] (or,
 /// for hand-written SIRs, in the measure namespace).

@@ -7,6 +7,32 @@ use crate::diagnostic::{Diagnostic, Rule, Severity};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::reader::{Item, StartTag, XmlReader};
 
+/// The error for `child` where the content model of `parent` does not
+/// allow it (wrong parent, wrong order, or too many).
+pub(crate) fn misplaced(child: &StartTag, parent: &str, reason: impl Into<String>) -> ParseError {
+    ParseError::new(
+        child.position,
+        ParseErrorKind::Misplaced {
+            element: child.local.clone(),
+            parent: parent.to_string(),
+            reason: reason.into(),
+        },
+    )
+}
+
+/// A parser warning about the element `tag` (at its start tag).
+pub(crate) fn warning(rule: Rule, tag: &StartTag, message: impl Into<String>) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Warning,
+        rule,
+        position: Some(tag.position),
+        element: tag.local.clone(),
+        attribute: None,
+        id: None,
+        message: message.into(),
+    }
+}
+
 /// Reads the first element of the document.
 pub(crate) fn read_root<R: BufRead>(reader: &mut XmlReader<R>) -> Result<StartTag, ParseError> {
     match reader.next_item()? {
@@ -49,18 +75,11 @@ pub(crate) fn next_child<R: BufRead>(
                 if tag.namespace.is_none() {
                     return Ok(Content::Child(tag));
                 }
-                warnings.push(Diagnostic {
-                    severity: Severity::Warning,
-                    rule: Rule::ForeignElement,
-                    position: Some(tag.position),
-                    element: tag.local.clone(),
-                    attribute: None,
-                    id: None,
-                    message: format!(
-                        "element in foreign namespace {} skipped",
-                        tag.namespace.as_deref().unwrap_or("")
-                    ),
-                });
+                let message = format!(
+                    "element in foreign namespace {} skipped",
+                    tag.namespace.as_deref().unwrap_or("")
+                );
+                warnings.push(warning(Rule::ForeignElement, &tag, message));
                 reader.skip_element(&tag)?;
             }
             Item::Text(text, position) => {
@@ -93,26 +112,12 @@ pub(crate) fn text_content<R: BufRead>(
         match reader.next_item()? {
             Item::Text(t, _) => text.push_str(&t),
             Item::Start(child) if child.namespace.is_some() => {
-                warnings.push(Diagnostic {
-                    severity: Severity::Warning,
-                    rule: Rule::ForeignElement,
-                    position: Some(child.position),
-                    element: child.local.clone(),
-                    attribute: None,
-                    id: None,
-                    message: "element in foreign namespace skipped".into(),
-                });
+                let message = "element in foreign namespace skipped";
+                warnings.push(warning(Rule::ForeignElement, &child, message));
                 reader.skip_element(&child)?;
             }
             Item::Start(child) => {
-                return Err(ParseError::new(
-                    child.position,
-                    ParseErrorKind::Misplaced {
-                        element: child.local.clone(),
-                        parent: tag.local.clone(),
-                        reason: "only text is allowed".into(),
-                    },
-                ))
+                return Err(misplaced(&child, &tag.local, "only text is allowed"))
             }
             Item::End(_) => return Ok(text),
             Item::Eof(p) => return Err(ParseError::new(p, ParseErrorKind::UnexpectedEof)),
@@ -154,20 +159,9 @@ impl Sequence {
         occurs: Occurs,
         order: &str,
     ) -> Result<(), ParseError> {
-        let misplaced = |reason: String| {
-            ParseError::new(
-                child.position,
-                ParseErrorKind::Misplaced {
-                    element: child.local.clone(),
-                    parent: self.parent.clone(),
-                    reason,
-                },
-            )
-        };
         if step < self.step {
-            return Err(misplaced(format!(
-                "out of order; the content model is {order}"
-            )));
+            let reason = format!("out of order; the content model is {order}");
+            return Err(misplaced(child, &self.parent, reason));
         }
         if step > self.step {
             self.step = step;
@@ -175,9 +169,8 @@ impl Sequence {
         }
         self.count_in_step += 1;
         if occurs == Occurs::Optional && self.count_in_step > 1 {
-            return Err(misplaced(format!(
-                "may occur at most once; the content model is {order}"
-            )));
+            let reason = format!("may occur at most once; the content model is {order}");
+            return Err(misplaced(child, &self.parent, reason));
         }
         Ok(())
     }

@@ -191,3 +191,13 @@ pub struct Parsed<T> {
     pub document: T,
     pub warnings: Vec<Diagnostic>,
 }
+
+impl<T> Parsed<T> {
+    /// The same parse with the document converted by `f`.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Parsed<U> {
+        Parsed {
+            document: f(self.document),
+            warnings: self.warnings,
+        }
+    }
+}

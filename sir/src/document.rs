@@ -2,9 +2,12 @@
 
 use std::io::BufRead;
 
+use crate::apart::Apart;
 use crate::content::read_root;
 use crate::diagnostic::{Parsed, Report};
-use crate::error::{ParseError, ParseErrorKind, WriteError};
+use crate::dialect::{is_root, parse_from_root, wrong_root, Grammar};
+use crate::error::{ParseError, WriteError};
+use crate::periscope::Periscope;
 use crate::reader::{ParseOptions, XmlReader};
 use crate::{apart, periscope};
 
@@ -52,28 +55,12 @@ impl Document {
 pub fn parse<R: BufRead>(input: R, options: &ParseOptions) -> Result<Parsed<Document>, ParseError> {
     let mut reader = XmlReader::new(input, options);
     let root = read_root(&mut reader)?;
-    match (root.namespace.as_deref(), root.local.as_str()) {
-        (None, "sir") => {
-            let parsed = apart::parse_from_root(&mut reader, root)?;
-            Ok(Parsed {
-                document: Document::Apart(parsed.document),
-                warnings: parsed.warnings,
-            })
-        }
-        (Some(periscope::NAMESPACE), "sir") => {
-            let parsed = periscope::parse_from_root(&mut reader, root)?;
-            Ok(Parsed {
-                document: Document::Periscope(parsed.document),
-                warnings: parsed.warnings,
-            })
-        }
-        _ => {
-            let found = apart::parse_describe(&root);
-            Err(ParseError::new(
-                root.position,
-                ParseErrorKind::WrongRoot { found },
-            ))
-        }
+    if is_root(Apart::VOCABULARY, &root) {
+        Ok(parse_from_root::<Apart, R>(&mut reader, root)?.map(Document::Apart))
+    } else if is_root(Periscope::VOCABULARY, &root) {
+        Ok(parse_from_root::<Periscope, R>(&mut reader, root)?.map(Document::Periscope))
+    } else {
+        Err(wrong_root(&root))
     }
 }
 

@@ -64,7 +64,7 @@ pub enum ParseErrorKind {
     #[error(
         "root element is {}; expected `sir` (APART: no namespace, Periscope: namespace {})",
         quote(.found),
-        crate::periscope::NAMESPACE
+        crate::namespaces::PERISCOPE
     )]
     WrongRoot { found: String },
     /// A prefix that no `xmlns:` declaration binds.

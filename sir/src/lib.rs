@@ -41,18 +41,20 @@
 //!
 //! | module | concept |
 //! | --- | --- |
-//! | [`apart`] | APART model (`mod.rs`), its parser, writer, validation |
+//! | [`apart`] | APART model (`model.rs`), its parser, writer, validation |
 //! | [`periscope`] | Periscope model, its parser, writer, validation |
 //! | [`convert`] | conversion between the dialects, with the list of losses |
 //! | [`annotation`] | namespaced extra attributes; the measurement vocabulary |
 //! | [`reader`] | streaming, defensive XML layer over quick-xml; [`ParseOptions`] |
 //! | `content` | content-model walking shared by both parsers |
+//! | `dialect` | the parse state and grammar rules both parsers share (unknown, misplaced, EMPTY, root) |
 //! | `xml_out` | escaping, indentation, namespace prefixes for both writers |
 //! | [`diagnostic`] | validation findings ([`diagnostic::Report`]) |
 //! | [`error`] | [`error::ParseError`], [`error::WriteError`] |
 //! | [`position`] | line/column, and the [`position::Origin`] of model elements |
 //! | `stack` | stack growth for the recursive walks |
 //! | `names` | XML `Name`/`NCName`/`Char` rules |
+//! | `namespaces` | the Periscope and ARP namespace URIs, below every module that names them |
 //!
 //! ## Invariants
 //!
@@ -100,15 +102,19 @@
 //! listed in `sir/README.md`; the fixes to the published examples in
 //! `sir/tests/fixtures/NOTES.md`.
 
+#![forbid(unsafe_code)]
+
 pub mod annotation;
 pub mod apart;
 pub mod arp;
 mod content;
 pub mod convert;
 pub mod diagnostic;
+mod dialect;
 mod document;
 pub mod error;
 pub(crate) mod names;
+mod namespaces;
 pub mod periscope;
 pub mod position;
 pub mod reader;

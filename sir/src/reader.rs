@@ -19,8 +19,8 @@ use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
 
 use crate::annotation::{XMLNS_NS, XML_NS};
-use crate::arp::ARP_NS;
 use crate::error::{ParseError, ParseErrorKind};
+use crate::namespaces::ARP as ARP_NS;
 use crate::position::Position;
 
 /// Limits that keep hostile or runaway input from exhausting the machine.
@@ -229,112 +229,102 @@ impl<R: BufRead> XmlReader<R> {
                     self.next_start = Some(at);
                 }
             }
-            match event {
-                Event::Start(_) | Event::Empty(_) if self.root_closed => {
-                    return Err(self.error(position, ParseErrorKind::TrailingContent));
-                }
-                Event::Start(start) => {
-                    let tag = self.start_tag(namespace, &start, position, false)?;
-                    self.depth += 1;
-                    return Ok(Item::Start(tag));
-                }
-                Event::Empty(start) => {
-                    let tag = self.start_tag(namespace, &start, position, true)?;
-                    if self.depth == 0 {
-                        self.root_closed = true;
-                    }
-                    return Ok(Item::Start(tag));
-                }
-                Event::End(_) => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
-                        self.root_closed = true;
-                    }
-                    return Ok(Item::End(position));
-                }
-                Event::Text(text) => {
-                    let text = text
-                        .decode()
-                        .map_err(|e| self.error(position, ParseErrorKind::Encoding(e.to_string())))?
-                        .into_owned();
-                    if self.depth == 0 {
-                        if text.trim().is_empty() {
-                            continue;
-                        }
-                        return Err(self.error(
-                            position,
-                            ParseErrorKind::Malformed("text outside the root element".into()),
-                        ));
-                    }
-                    return Ok(Item::Text(text, position));
-                }
-                Event::CData(data) => {
-                    let text = data
-                        .decode()
-                        .map_err(|e| self.error(position, ParseErrorKind::Encoding(e.to_string())))?
-                        .into_owned();
-                    if self.depth == 0 {
-                        return Err(self.error(
-                            position,
-                            ParseErrorKind::Malformed("CDATA outside the root element".into()),
-                        ));
-                    }
-                    return Ok(Item::Text(text, position));
-                }
-                Event::GeneralRef(reference) => {
-                    let name = reference
-                        .decode()
-                        .map_err(|e| self.error(position, ParseErrorKind::Encoding(e.to_string())))?
-                        .into_owned();
-                    let text = match reference.resolve_char_ref() {
-                        Ok(Some(c)) => c.to_string(),
-                        Ok(None) => match quick_xml::escape::resolve_predefined_entity(&name) {
-                            Some(s) => s.to_string(),
-                            None => {
-                                return Err(self.error(position, ParseErrorKind::CustomEntity(name)))
-                            }
-                        },
-                        Err(e) => {
-                            return Err(
-                                self.error(position, ParseErrorKind::Malformed(e.to_string()))
-                            )
-                        }
-                    };
-                    if self.depth == 0 {
-                        return Err(self.error(
-                            position,
-                            ParseErrorKind::Malformed("reference outside the root element".into()),
-                        ));
-                    }
-                    return Ok(Item::Text(text, position));
-                }
-                Event::DocType(doctype) => {
-                    // XML 1.0 section 2.8: an internal subset is the part in
-                    // brackets. Without one, the DOCTYPE names an external DTD
-                    // that is never fetched, so it is harmless and ignored.
-                    if doctype.contains(&b'[') {
-                        return Err(self.error(position, ParseErrorKind::InternalSubset));
-                    }
-                }
-                Event::Decl(decl) => {
-                    if let Some(Ok(encoding)) = decl.encoding() {
-                        let encoding = String::from_utf8_lossy(&encoding).into_owned();
-                        if !encoding.eq_ignore_ascii_case("utf-8")
-                            && !encoding.eq_ignore_ascii_case("utf8")
-                        {
-                            return Err(self.error(position, ParseErrorKind::Encoding(encoding)));
-                        }
-                    }
-                }
-                Event::Comment(_) | Event::PI(_) => {}
-                Event::Eof => {
-                    if !self.root_closed {
-                        return Err(self.error(position, ParseErrorKind::UnexpectedEof));
-                    }
-                    return Ok(Item::Eof(position));
-                }
+            if let Some(item) = self.item(namespace, event, position)? {
+                return Ok(item);
             }
         }
+    }
+
+    /// The item an event starting at `position` makes; `None` for the
+    /// events consumed here.
+    fn item(
+        &mut self,
+        namespace: Result<Option<Vec<u8>>, String>,
+        event: Event<'_>,
+        position: Position,
+    ) -> Result<Option<Item>, ParseError> {
+        let item = match event {
+            Event::Start(_) | Event::Empty(_) if self.root_closed => {
+                return Err(self.error(position, ParseErrorKind::TrailingContent));
+            }
+            Event::Start(start) => {
+                let tag = self.start_tag(namespace, &start, position, false)?;
+                self.depth += 1;
+                Item::Start(tag)
+            }
+            Event::Empty(start) => {
+                let tag = self.start_tag(namespace, &start, position, true)?;
+                if self.depth == 0 {
+                    self.root_closed = true;
+                }
+                Item::Start(tag)
+            }
+            Event::End(_) => {
+                self.depth = self.depth.saturating_sub(1);
+                if self.depth == 0 {
+                    self.root_closed = true;
+                }
+                Item::End(position)
+            }
+            Event::Text(text) => {
+                let text = decoded(text.decode(), position)?;
+                if self.depth == 0 && text.trim().is_empty() {
+                    return Ok(None);
+                }
+                self.character_data(text, position, "text")?
+            }
+            Event::CData(data) => {
+                let text = decoded(data.decode(), position)?;
+                self.character_data(text, position, "CDATA")?
+            }
+            Event::GeneralRef(reference) => {
+                let text = resolve_reference(&reference, position)?;
+                self.character_data(text, position, "reference")?
+            }
+            Event::DocType(doctype) => {
+                // XML 1.0 section 2.8: an internal subset is the part in
+                // brackets. Without one, the DOCTYPE names an external DTD
+                // that is never fetched, so it is harmless and ignored.
+                if doctype.contains(&b'[') {
+                    return Err(self.error(position, ParseErrorKind::InternalSubset));
+                }
+                return Ok(None);
+            }
+            Event::Decl(decl) => {
+                if let Some(Ok(encoding)) = decl.encoding() {
+                    let encoding = String::from_utf8_lossy(&encoding).into_owned();
+                    if !encoding.eq_ignore_ascii_case("utf-8")
+                        && !encoding.eq_ignore_ascii_case("utf8")
+                    {
+                        return Err(self.error(position, ParseErrorKind::Encoding(encoding)));
+                    }
+                }
+                return Ok(None);
+            }
+            Event::Comment(_) | Event::PI(_) => return Ok(None),
+            Event::Eof => {
+                if !self.root_closed {
+                    return Err(self.error(position, ParseErrorKind::UnexpectedEof));
+                }
+                Item::Eof(position)
+            }
+        };
+        Ok(Some(item))
+    }
+
+    /// Character data (`what`: text, CDATA, a reference), which only the
+    /// root element may hold.
+    fn character_data(
+        &self,
+        text: String,
+        position: Position,
+        what: &str,
+    ) -> Result<Item, ParseError> {
+        if self.depth == 0 {
+            let message = format!("{what} outside the root element");
+            return Err(self.error(position, ParseErrorKind::Malformed(message)));
+        }
+        Ok(Item::Text(text, position))
     }
 
     fn start_tag(
@@ -493,6 +483,38 @@ impl<R: BufRead> XmlReader<R> {
             Item::Start(t) => Err(self.error(t.position, ParseErrorKind::TrailingContent)),
             Item::Text(_, p) | Item::End(p) => Err(self.error(p, ParseErrorKind::TrailingContent)),
         }
+    }
+}
+
+/// Decoded character data, or an encoding error at `position`.
+fn decoded<E: std::fmt::Display>(
+    text: Result<std::borrow::Cow<'_, str>, E>,
+    position: Position,
+) -> Result<String, ParseError> {
+    text.map(std::borrow::Cow::into_owned)
+        .map_err(|e| ParseError::new(position, ParseErrorKind::Encoding(e.to_string())))
+}
+
+/// The text of a character reference or of one of the five predefined
+/// entities; any other entity is refused, never expanded.
+fn resolve_reference(
+    reference: &quick_xml::events::BytesRef<'_>,
+    position: Position,
+) -> Result<String, ParseError> {
+    let name = decoded(reference.decode(), position)?;
+    match reference.resolve_char_ref() {
+        Ok(Some(c)) => Ok(c.to_string()),
+        Ok(None) => match quick_xml::escape::resolve_predefined_entity(&name) {
+            Some(s) => Ok(s.to_string()),
+            None => Err(ParseError::new(
+                position,
+                ParseErrorKind::CustomEntity(name),
+            )),
+        },
+        Err(e) => Err(ParseError::new(
+            position,
+            ParseErrorKind::Malformed(e.to_string()),
+        )),
     }
 }
 

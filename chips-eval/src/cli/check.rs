@@ -1,6 +1,6 @@
 //! `chips-eval check`: parse and check only.
 
-use super::ModelArgs;
+use crate::cli::args::ModelArgs;
 use chips_eval::{HardwareModel, Program};
 use clap::Args;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! nothing is written), 1 when a file is unreadable, not a shard output,
 //! of another sweep, or the output cannot be written.
 
-use super::run::FormatArg;
+use crate::cli::args::FormatArg;
 use anyhow::Context;
 use chips_eval::merge::{self, Merged};
 use clap::Args;

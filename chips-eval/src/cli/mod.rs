@@ -1,13 +1,13 @@
 //! Command-line interface (the run-time functions of Table 1).
 
+mod args;
 mod calibrate;
 mod check;
 mod merge;
 mod run;
 mod vars;
 
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,28 +32,6 @@ pub enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Merge the outputs of `run --shard K/N` into the whole sweep's output.
     Merge(merge::MergeArgs),
-}
-
-/// Options shared by the subcommands that load a model.
-#[derive(Debug, Args)]
-pub struct ModelArgs {
-    /// The application object's file (APP.la).
-    pub app: PathBuf,
-    /// Directory searched for included objects (NAME.la); repeatable.
-    #[arg(short = 'I', value_name = "DIR")]
-    pub include: Vec<PathBuf>,
-    /// Extra vector type definitions (vctdef syntax); repeatable.
-    #[arg(long = "vectors", value_name = "FILE.vct")]
-    pub vectors: Vec<PathBuf>,
-}
-
-impl ModelArgs {
-    pub fn load_options(&self) -> chips_eval::LoadOptions {
-        chips_eval::LoadOptions {
-            search_path: self.include.clone(),
-            vector_files: self.vectors.clone(),
-        }
-    }
 }
 
 /// Exit status of `merge` when points are missing or duplicated (as

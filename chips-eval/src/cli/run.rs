@@ -1,23 +1,16 @@
 //! `chips-eval run`: LaRun with LaVarSet/LaVarClear, LaOutScr, LaOutAscii,
 //! LaOutGraph, bottleneck analysis and tracing.
 
-use super::ModelArgs;
+use crate::cli::args::{FormatArg, ModelArgs};
 use anyhow::Context;
-use chips_eval::output::{self, Format, PointWriter, ShardHeader, POINT_INDEX};
+use chips_eval::output::{self, PointWriter, ShardHeader, POINT_INDEX};
 use chips_eval::plot::{PlotOptions, MAX_SIZE, MIN_SIZE};
 use chips_eval::runtime::PointResult;
 use chips_eval::shard::Shard;
 use chips_eval::{Breakdown, HardwareModel, Limits, Program, RunOptions, RunResults, Setting};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
-    Table,
-    Csv,
-    Json,
-}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -96,7 +89,7 @@ pub fn execute(a: RunArgs) -> anyhow::Result<()> {
         .map(|s| Setting::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
     // Before the output file is created or anything is evaluated.
-    let total_points = chips_eval::runtime::sweep_size(&settings, a.max_points)?;
+    let total_points = chips_eval::sweep::sweep_size(&settings, a.max_points)?;
     let shard = match a.shard {
         Some(shard) => Some(shard_header(&a, &prog, &settings, shard, total_points)?),
         None => None,
@@ -159,16 +152,6 @@ fn shard_header(
         shard,
         total_points,
     })
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Table => Format::Table,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Json => Format::Json,
-        }
-    }
 }
 
 /// Evaluates every point and writes it to the output as it comes; returns

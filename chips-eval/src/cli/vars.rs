@@ -1,6 +1,6 @@
 //! `chips-eval vars`: LaVarList.
 
-use super::ModelArgs;
+use crate::cli::args::ModelArgs;
 use chips_eval::Program;
 use clap::Args;
 

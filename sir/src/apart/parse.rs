@@ -6,29 +6,18 @@
 
 use std::io::BufRead;
 
-use super::*;
 use crate::annotation::{Annotations, PrefixHints};
-use crate::content::{next_child, read_root, text_content, Content, Occurs, Sequence};
-use crate::diagnostic::{Diagnostic, Parsed};
-use crate::error::{ParseError, ParseErrorKind};
+use crate::apart::model::*;
+use crate::content::{warning, Content, Occurs, Sequence};
+use crate::diagnostic::{Parsed, Rule};
+use crate::dialect::{self, missing_child, DialectReader, Grammar, Vocabulary};
+use crate::error::ParseError;
 use crate::position::Origin;
-use crate::reader::{
-    parse_bool, parse_integer, AttributeReader, ParseOptions, StartTag, XmlReader,
-};
+use crate::reader::{parse_bool, parse_integer, AttributeReader, ParseOptions, StartTag};
 
 /// Parses an APART SIR document from a buffered reader.
 pub fn parse<R: BufRead>(input: R, options: &ParseOptions) -> Result<Parsed<Sir>, ParseError> {
-    let mut reader = XmlReader::new(input, options);
-    let root = read_root(&mut reader)?;
-    if root.namespace.is_some() || root.local != "sir" {
-        return Err(ParseError::new(
-            root.position,
-            ParseErrorKind::WrongRoot {
-                found: describe(&root),
-            },
-        ));
-    }
-    parse_from_root(&mut reader, root)
+    dialect::parse::<Apart, R>(input, options)
 }
 
 /// Parses an APART SIR document held in memory, with default limits.
@@ -36,121 +25,70 @@ pub fn parse_str(xml: &str) -> Result<Parsed<Sir>, ParseError> {
     parse(xml.as_bytes(), &ParseOptions::default())
 }
 
-pub(crate) fn describe(tag: &StartTag) -> String {
-    match &tag.namespace {
-        Some(ns) => format!("<{}> in namespace {ns}", tag.local),
-        None => format!("<{}> in no namespace", tag.local),
-    }
-}
+/// The APART dialect, for the parsing both dialects share.
+pub(crate) struct Apart;
 
-pub(crate) fn parse_from_root<R: BufRead>(
-    reader: &mut XmlReader<R>,
-    root: StartTag,
-) -> Result<Parsed<Sir>, ParseError> {
-    let mut parser = Parser {
-        reader,
-        warnings: Vec::new(),
-        prefixes: PrefixHints::new(),
+impl Grammar for Apart {
+    type Document = Sir;
+    /// APART elements are in no namespace; every element name the DTD
+    /// declares is listed, others are unknown.
+    const VOCABULARY: &'static Vocabulary = &Vocabulary {
+        name: "APART",
+        namespace: None,
+        elements: &[
+            "sir",
+            "group",
+            "inheritance",
+            "unit",
+            "alias",
+            "codeRegion",
+            "callee",
+            "expression",
+            "loopControl",
+            "lower",
+            "upper",
+            "stride",
+            "scheduling",
+            "variable",
+            "dimension",
+            "variableRef",
+            "location",
+        ],
+        grammar: "the DTD",
     };
-    let mut sir = parser.sir(root)?;
-    parser.reader.expect_eof()?;
-    sir.prefixes = parser.prefixes;
-    Ok(Parsed {
-        document: sir,
-        warnings: parser.warnings,
-    })
+
+    fn read_root<R: BufRead>(
+        xml: &mut DialectReader<'_, R>,
+        root: StartTag,
+    ) -> Result<Sir, ParseError> {
+        Parser { xml }.sir(root)
+    }
+
+    fn prefixes(sir: &mut Sir) -> &mut PrefixHints {
+        &mut sir.prefixes
+    }
 }
 
-/// Every element name the APART DTD declares; others are unknown.
-const APART_ELEMENTS: [&str; 17] = [
-    "sir",
-    "group",
-    "inheritance",
-    "unit",
-    "alias",
-    "codeRegion",
-    "callee",
-    "expression",
-    "loopControl",
-    "lower",
-    "upper",
-    "stride",
-    "scheduling",
-    "variable",
-    "dimension",
-    "variableRef",
-    "location",
-];
-
-struct Parser<'r, R: BufRead> {
-    reader: &'r mut XmlReader<R>,
-    warnings: Vec<Diagnostic>,
-    prefixes: PrefixHints,
+struct Parser<'x, 'r, R: BufRead> {
+    xml: &'x mut DialectReader<'r, R>,
 }
 
-impl<R: BufRead> Parser<'_, R> {
-    fn next(&mut self, parent: &StartTag) -> Result<Content, ParseError> {
-        next_child(self.reader, parent, None, &mut self.warnings)
-    }
-
-    /// The error for a child that this parent does not allow.
-    fn not_allowed(&self, parent: &StartTag, child: &StartTag) -> ParseError {
-        let kind = if child.namespace.is_none() && APART_ELEMENTS.contains(&child.local.as_str()) {
-            ParseErrorKind::Misplaced {
-                element: child.local.clone(),
-                parent: parent.local.clone(),
-                reason: "the DTD does not allow it in this element".into(),
-            }
-        } else {
-            ParseErrorKind::UnknownElement {
-                element: child.local.clone(),
-                parent: parent.local.clone(),
-            }
-        };
-        ParseError::new(child.position, kind)
-    }
-
-    fn finish(
-        &mut self,
-        attributes: AttributeReader<'_>,
-        annotations: &mut Annotations,
-    ) -> Result<(), ParseError> {
-        attributes.finish(None, annotations, &mut self.prefixes)
-    }
-
-    /// Consumes the content of an element declared EMPTY.
-    fn empty(&mut self, tag: &StartTag) -> Result<(), ParseError> {
-        match self.next(tag)? {
-            Content::End => Ok(()),
-            Content::Child(child) => Err(self.not_allowed(tag, &child)),
-        }
-    }
-
-    fn missing_child(tag: &StartTag, child: &str) -> ParseError {
-        ParseError::new(
-            tag.position,
-            ParseErrorKind::MissingChild {
-                parent: tag.local.clone(),
-                child: child.to_string(),
-            },
-        )
-    }
-
+impl<R: BufRead> Parser<'_, '_, R> {
     /// Section 2.1: `sir (variable*, (group|unit)+)`.
     fn sir(&mut self, tag: StartTag) -> Result<Sir, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let language =
-            attributes.required_with("language", "one of fortran|java|c|cpp", Language::parse)?;
-        let mut sir = Sir::new(language);
-        sir.message_passing =
-            attributes.optional_with("messagePassing", "true or false", parse_bool)?;
-        sir.shared_memory =
-            attributes.optional_with("sharedMemory", "true or false", parse_bool)?;
-        sir.origin = Origin::at(tag.position);
-        self.finish(attributes, &mut sir.annotations)?;
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            let language = attributes.required_with("language", LANGUAGES, Language::parse)?;
+            Ok(Sir {
+                message_passing: attributes.optional_with("messagePassing", BOOL, parse_bool)?,
+                shared_memory: attributes.optional_with("sharedMemory", BOOL, parse_bool)?,
+                origin,
+                ..Sir::new(language)
+            })
+        };
+        let mut sir = self.xml.element(&tag, read, |sir| &mut sir.annotations)?;
         const ORDER: &str = "(variable*, (group|unit)+)";
         let mut sequence = Sequence::new(&tag);
-        while let Content::Child(child) = self.next(&tag)? {
+        while let Content::Child(child) = self.xml.next(&tag)? {
             match child.local.as_str() {
                 "variable" => {
                     sequence.place(&child, 0, Occurs::Many, ORDER)?;
@@ -160,11 +98,11 @@ impl<R: BufRead> Parser<'_, R> {
                     sequence.place(&child, 1, Occurs::Many, ORDER)?;
                     sir.members.push(self.member(child)?);
                 }
-                _ => return Err(self.not_allowed(&tag, &child)),
+                _ => return Err(self.xml.not_allowed(&tag, &child)),
             }
         }
         if sir.members.is_empty() {
-            return Err(Self::missing_child(&tag, "group|unit"));
+            return Err(missing_child(&tag, "group|unit"));
         }
         Ok(sir)
     }
@@ -180,21 +118,23 @@ impl<R: BufRead> Parser<'_, R> {
     /// Section 2.2: `group (inheritance*, location?, variable*, (group|unit)*)`.
     fn group(&mut self, tag: StartTag) -> Result<Group, ParseError> {
         crate::stack::guarded(|| {
-            let mut attributes = AttributeReader::new(&tag);
-            let id = attributes.required("id")?;
-            let kind = attributes.required_with(
-                "type",
-                "one of module|package|class|interface",
-                GroupType::parse,
-            )?;
-            let mut group = Group::new(id, kind);
-            group.name = attributes.optional("name");
-            group.internal = attributes.optional("internal");
-            group.origin = Origin::at(tag.position);
-            self.finish(attributes, &mut group.annotations)?;
+            let read = |attributes: &mut AttributeReader<'_>, origin| {
+                let id = attributes.required("id")?;
+                let expected = "one of module|package|class|interface";
+                let kind = attributes.required_with("type", expected, GroupType::parse)?;
+                Ok(Group {
+                    name: attributes.optional("name"),
+                    internal: attributes.optional("internal"),
+                    origin,
+                    ..Group::new(id, kind)
+                })
+            };
+            let mut group = self
+                .xml
+                .element(&tag, read, |group| &mut group.annotations)?;
             const ORDER: &str = "(inheritance*, location?, variable*, (group|unit)*)";
             let mut sequence = Sequence::new(&tag);
-            while let Content::Child(child) = self.next(&tag)? {
+            while let Content::Child(child) = self.xml.next(&tag)? {
                 match child.local.as_str() {
                     "inheritance" => {
                         sequence.place(&child, 0, Occurs::Many, ORDER)?;
@@ -212,7 +152,7 @@ impl<R: BufRead> Parser<'_, R> {
                         sequence.place(&child, 3, Occurs::Many, ORDER)?;
                         group.members.push(self.member(child)?);
                     }
-                    _ => return Err(self.not_allowed(&tag, &child)),
+                    _ => return Err(self.xml.not_allowed(&tag, &child)),
                 }
             }
             Ok(group)
@@ -220,16 +160,16 @@ impl<R: BufRead> Parser<'_, R> {
     }
 
     fn inheritance(&mut self, tag: StartTag) -> Result<Inheritance, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let mut inheritance = Inheritance {
-            id: attributes.optional("id"),
-            name: attributes.optional("name"),
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            Ok(Inheritance {
+                id: attributes.optional("id"),
+                name: attributes.optional("name"),
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut inheritance.annotations)?;
-        self.empty(&tag)?;
-        Ok(inheritance)
+        self.xml
+            .empty_element(&tag, read, |inheritance| &mut inheritance.annotations)
     }
 
     /// Section 2.3: `unit (alias?, location?, variable*, variableRef*,
@@ -238,54 +178,17 @@ impl<R: BufRead> Parser<'_, R> {
     /// attribute, and the element is treated as unknown.
     fn unit(&mut self, tag: StartTag) -> Result<Unit, ParseError> {
         crate::stack::guarded(|| {
-            let mut attributes = AttributeReader::new(&tag);
-            let id = attributes.required("id")?;
-            let kind = attributes.required_with(
-                "type",
-                "one of function|subroutine|program|method",
-                UnitType::parse,
-            )?;
-            let mut unit = Unit::new(id, kind);
-            unit.name = attributes.optional("name");
-            unit.arguments = attributes
-                .optional("arguments")
-                .map(|a| a.split_whitespace().map(str::to_string).collect())
-                .unwrap_or_default();
-            unit.is_virtual = attributes.optional_with("virtual", "true or false", parse_bool)?;
-            unit.internal = attributes.optional("internal");
-            unit.language = attributes.optional_with(
-                "language",
-                "one of fortran|java|c|cpp",
-                Language::parse,
-            )?;
-            unit.instrumentable =
-                attributes.optional_with("instrumentable", "true or false", parse_bool)?;
-            unit.origin = Origin::at(tag.position);
-            self.finish(attributes, &mut unit.annotations)?;
+            let mut unit = self
+                .xml
+                .element(&tag, unit_attributes, |unit| &mut unit.annotations)?;
             const ORDER: &str =
                 "(alias?, location?, variable*, variableRef*, (group|unit|codeRegion)*)";
             let mut sequence = Sequence::new(&tag);
-            while let Content::Child(child) = self.next(&tag)? {
+            while let Content::Child(child) = self.xml.next(&tag)? {
                 match child.local.as_str() {
                     "alias" => {
                         sequence.place(&child, 0, Occurs::Optional, ORDER)?;
-                        let mut ignored = Annotations::new();
-                        self.finish(AttributeReader::new(&child), &mut ignored)?;
-                        if !ignored.is_empty() {
-                            // The model holds the alias as a plain string.
-                            self.warnings.push(Diagnostic {
-                                severity: crate::diagnostic::Severity::Warning,
-                                rule: crate::diagnostic::Rule::InvalidAnnotation,
-                                position: Some(child.position),
-                                element: "alias".into(),
-                                attribute: None,
-                                id: None,
-                                message: "annotations on <alias> are not kept".into(),
-                            });
-                        }
-                        // Names have no significant surrounding whitespace.
-                        let text = text_content(self.reader, &child, &mut self.warnings)?;
-                        unit.alias = Some(text.trim().to_string());
+                        unit.alias = Some(self.alias(child)?);
                     }
                     "location" => {
                         sequence.place(&child, 1, Occurs::Optional, ORDER)?;
@@ -312,29 +215,46 @@ impl<R: BufRead> Parser<'_, R> {
                         unit.children
                             .push(UnitChild::CodeRegion(self.code_region(child)?));
                     }
-                    _ => return Err(self.not_allowed(&tag, &child)),
+                    _ => return Err(self.xml.not_allowed(&tag, &child)),
                 }
             }
             Ok(unit)
         })
     }
 
+    /// `alias (#PCDATA)`, trimmed: names have no significant surrounding
+    /// whitespace. The model holds the alias as a plain string, so
+    /// annotations on it are dropped with a warning.
+    fn alias(&mut self, tag: StartTag) -> Result<String, ParseError> {
+        if !self.xml.no_attributes(&tag)?.is_empty() {
+            let message = "annotations on <alias> are not kept";
+            self.xml
+                .warn(warning(Rule::InvalidAnnotation, &tag, message));
+        }
+        Ok(self.xml.text(&tag)?.trim().to_string())
+    }
+
     /// Section 2.4: `codeRegion (callee?, location?, variable*, variableRef*,
     /// scheduling?, (expression|loopControl)*, (codeRegion|group)*)`.
     fn code_region(&mut self, tag: StartTag) -> Result<CodeRegion, ParseError> {
         crate::stack::guarded(|| {
-            let mut attributes = AttributeReader::new(&tag);
-            let id = attributes.required("id")?;
-            let kind = RegionType::parse(&attributes.required("type")?);
-            let mut region = CodeRegion::new(id, kind);
-            region.critical_section_name = attributes.optional("criticalSectionName");
-            region.nowait = attributes.optional_with("nowait", "true or false", parse_bool)?;
-            region.origin = Origin::at(tag.position);
-            self.finish(attributes, &mut region.annotations)?;
+            let read = |attributes: &mut AttributeReader<'_>, origin| {
+                let id = attributes.required("id")?;
+                let kind = RegionType::parse(&attributes.required("type")?);
+                Ok(CodeRegion {
+                    critical_section_name: attributes.optional("criticalSectionName"),
+                    nowait: attributes.optional_with("nowait", BOOL, parse_bool)?,
+                    origin,
+                    ..CodeRegion::new(id, kind)
+                })
+            };
+            let mut region = self
+                .xml
+                .element(&tag, read, |region| &mut region.annotations)?;
             const ORDER: &str = "(callee?, location?, variable*, variableRef*, scheduling?, \
                              (expression|loopControl)*, (codeRegion|group)*)";
             let mut sequence = Sequence::new(&tag);
-            while let Content::Child(child) = self.next(&tag)? {
+            while let Content::Child(child) = self.xml.next(&tag)? {
                 match child.local.as_str() {
                     "callee" => {
                         sequence.place(&child, 0, Occurs::Optional, ORDER)?;
@@ -378,7 +298,7 @@ impl<R: BufRead> Parser<'_, R> {
                         sequence.place(&child, 6, Occurs::Many, ORDER)?;
                         region.children.push(RegionChild::Group(self.group(child)?));
                     }
-                    _ => return Err(self.not_allowed(&tag, &child)),
+                    _ => return Err(self.xml.not_allowed(&tag, &child)),
                 }
             }
             Ok(region)
@@ -386,32 +306,31 @@ impl<R: BufRead> Parser<'_, R> {
     }
 
     fn callee(&mut self, tag: StartTag) -> Result<Callee, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let mut callee = Callee {
-            id: attributes.optional("id"),
-            name: attributes.optional("name"),
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            Ok(Callee {
+                id: attributes.optional("id"),
+                name: attributes.optional("name"),
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut callee.annotations)?;
-        self.empty(&tag)?;
-        Ok(callee)
+        self.xml
+            .empty_element(&tag, read, |callee| &mut callee.annotations)
     }
 
     /// `expression ((codeRegion|group)+)`.
     fn expression(&mut self, tag: StartTag) -> Result<Expression, ParseError> {
-        let mut annotations = Annotations::new();
-        self.finish(AttributeReader::new(&tag), &mut annotations)?;
+        let annotations = self.xml.no_attributes(&tag)?;
         let mut items = Vec::new();
-        while let Content::Child(child) = self.next(&tag)? {
+        while let Content::Child(child) = self.xml.next(&tag)? {
             match child.local.as_str() {
                 "codeRegion" => items.push(RegionChild::CodeRegion(self.code_region(child)?)),
                 "group" => items.push(RegionChild::Group(self.group(child)?)),
-                _ => return Err(self.not_allowed(&tag, &child)),
+                _ => return Err(self.xml.not_allowed(&tag, &child)),
             }
         }
         if items.is_empty() {
-            return Err(Self::missing_child(&tag, "codeRegion|group"));
+            return Err(missing_child(&tag, "codeRegion|group"));
         }
         Ok(Expression {
             items,
@@ -423,18 +342,18 @@ impl<R: BufRead> Parser<'_, R> {
     /// `loopControl (lower?, upper?, stride?)`.
     fn loop_control(&mut self, tag: StartTag) -> Result<LoopControl, ParseError> {
         let mut control = LoopControl {
+            annotations: self.xml.no_attributes(&tag)?,
             origin: Origin::at(tag.position),
             ..LoopControl::default()
         };
-        self.finish(AttributeReader::new(&tag), &mut control.annotations)?;
         const ORDER: &str = "(lower?, upper?, stride?)";
         let mut sequence = Sequence::new(&tag);
-        while let Content::Child(child) = self.next(&tag)? {
+        while let Content::Child(child) = self.xml.next(&tag)? {
             let step = match child.local.as_str() {
                 "lower" => 0,
                 "upper" => 1,
                 "stride" => 2,
-                _ => return Err(self.not_allowed(&tag, &child)),
+                _ => return Err(self.xml.not_allowed(&tag, &child)),
             };
             sequence.place(&child, step, Occurs::Optional, ORDER)?;
             let bound = Some(self.bound(child)?);
@@ -449,17 +368,16 @@ impl<R: BufRead> Parser<'_, R> {
 
     /// `lower`, `upper`, `stride`: `(codeRegion+)`.
     fn bound(&mut self, tag: StartTag) -> Result<Bound, ParseError> {
-        let mut annotations = Annotations::new();
-        self.finish(AttributeReader::new(&tag), &mut annotations)?;
+        let annotations = self.xml.no_attributes(&tag)?;
         let mut regions = Vec::new();
-        while let Content::Child(child) = self.next(&tag)? {
+        while let Content::Child(child) = self.xml.next(&tag)? {
             match child.local.as_str() {
                 "codeRegion" => regions.push(self.code_region(child)?),
-                _ => return Err(self.not_allowed(&tag, &child)),
+                _ => return Err(self.xml.not_allowed(&tag, &child)),
             }
         }
         if regions.is_empty() {
-            return Err(Self::missing_child(&tag, "codeRegion"));
+            return Err(missing_child(&tag, "codeRegion"));
         }
         Ok(Bound {
             regions,
@@ -469,48 +387,27 @@ impl<R: BufRead> Parser<'_, R> {
     }
 
     fn scheduling(&mut self, tag: StartTag) -> Result<Scheduling, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let kind = attributes.required_with(
-            "type",
-            "one of static|dynamic|guided|runtime",
-            SchedulingType::parse,
-        )?;
-        let chunk = attributes.optional_with("chunk", "a positiveInteger", parse_integer::<u64>)?;
-        let mut scheduling = Scheduling {
-            kind,
-            chunk,
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            let expected = "one of static|dynamic|guided|runtime";
+            Ok(Scheduling {
+                kind: attributes.required_with("type", expected, SchedulingType::parse)?,
+                chunk: attributes.optional_with("chunk", "a positiveInteger", parse_integer)?,
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut scheduling.annotations)?;
-        self.empty(&tag)?;
-        Ok(scheduling)
+        self.xml
+            .empty_element(&tag, read, |scheduling| &mut scheduling.annotations)
     }
 
     /// Section 2.5: `variable (location?, dimension*)`.
     fn variable(&mut self, tag: StartTag) -> Result<Variable, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let mut variable = Variable::new(attributes.required("id")?);
-        variable.name = attributes.optional("name");
-        variable.type_name = attributes.optional("type");
-        // Section 2.5: "-1 or omitted" means scalar; Table 2 otherwise
-        // demands a nonNegativeInteger.
-        variable.dimensions = match attributes.optional("dimensions") {
-            None => None,
-            Some(v) if v.trim() == "-1" => None,
-            Some(v) => Some(parse_integer::<u64>(&v).ok_or_else(|| {
-                attributes.invalid(
-                    "dimensions",
-                    &v,
-                    "a nonNegativeInteger (or -1 for a scalar)",
-                )
-            })?),
-        };
-        variable.origin = Origin::at(tag.position);
-        self.finish(attributes, &mut variable.annotations)?;
+        let mut variable = self.xml.element(&tag, variable_attributes, |variable| {
+            &mut variable.annotations
+        })?;
         const ORDER: &str = "(location?, dimension*)";
         let mut sequence = Sequence::new(&tag);
-        while let Content::Child(child) = self.next(&tag)? {
+        while let Content::Child(child) = self.xml.next(&tag)? {
             match child.local.as_str() {
                 "location" => {
                     sequence.place(&child, 0, Occurs::Optional, ORDER)?;
@@ -520,65 +417,117 @@ impl<R: BufRead> Parser<'_, R> {
                     sequence.place(&child, 1, Occurs::Many, ORDER)?;
                     variable.dimension_bounds.push(self.dimension(child)?);
                 }
-                _ => return Err(self.not_allowed(&tag, &child)),
+                _ => return Err(self.xml.not_allowed(&tag, &child)),
             }
         }
         Ok(variable)
     }
 
     fn dimension(&mut self, tag: StartTag) -> Result<Dimension, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let index = attributes.required_with("index", "a positiveInteger", parse_integer::<u64>)?;
-        let upper_bound =
-            attributes.required_with("upperBound", "an integer", parse_integer::<i64>)?;
-        let lower_bound =
-            attributes.required_with("lowerBound", "an integer", parse_integer::<i64>)?;
-        let mut dimension = Dimension {
-            index,
-            lower_bound,
-            upper_bound,
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            const INTEGER: &str = "an integer";
+            let index = attributes.required_with("index", "a positiveInteger", parse_integer)?;
+            let upper_bound = attributes.required_with("upperBound", INTEGER, parse_integer)?;
+            let lower_bound = attributes.required_with("lowerBound", INTEGER, parse_integer)?;
+            Ok(Dimension {
+                index,
+                lower_bound,
+                upper_bound,
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut dimension.annotations)?;
-        self.empty(&tag)?;
-        Ok(dimension)
+        self.xml
+            .empty_element(&tag, read, |dimension| &mut dimension.annotations)
     }
 
     fn variable_ref(&mut self, tag: StartTag) -> Result<VariableRef, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        let target_id = attributes.required("targetId")?;
-        let access = attributes.optional_with(
-            "accessType",
-            "one of read|write|readwrite",
-            AccessType::parse,
-        )?;
-        let mut reference = VariableRef {
-            target_id,
-            access,
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            let target_id = attributes.required("targetId")?;
+            let expected = "one of read|write|readwrite";
+            Ok(VariableRef {
+                target_id,
+                access: attributes.optional_with("accessType", expected, AccessType::parse)?,
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut reference.annotations)?;
-        self.empty(&tag)?;
-        Ok(reference)
+        self.xml
+            .empty_element(&tag, read, |reference| &mut reference.annotations)
     }
 
     /// Section 2.6; Table 2 types the numbers `nonNegativeInteger`.
     fn location(&mut self, tag: StartTag) -> Result<Location, ParseError> {
-        let mut attributes = AttributeReader::new(&tag);
-        const NUMBER: &str = "a nonNegativeInteger";
-        let mut location = Location {
-            start_line: attributes.optional_with("startLine", NUMBER, parse_integer::<u64>)?,
-            start_column: attributes.optional_with("startColumn", NUMBER, parse_integer::<u64>)?,
-            end_line: attributes.optional_with("endLine", NUMBER, parse_integer::<u64>)?,
-            end_column: attributes.optional_with("endColumn", NUMBER, parse_integer::<u64>)?,
-            uri: attributes.optional("uri"),
-            annotations: Annotations::new(),
-            origin: Origin::at(tag.position),
+        let read = |attributes: &mut AttributeReader<'_>, origin| {
+            const NUMBER: &str = "a nonNegativeInteger";
+            let mut number = |name| attributes.optional_with(name, NUMBER, parse_integer);
+            Ok(Location {
+                start_line: number("startLine")?,
+                start_column: number("startColumn")?,
+                end_line: number("endLine")?,
+                end_column: number("endColumn")?,
+                uri: attributes.optional("uri"),
+                annotations: Annotations::new(),
+                origin,
+            })
         };
-        self.finish(attributes, &mut location.annotations)?;
-        self.empty(&tag)?;
-        Ok(location)
+        self.xml
+            .empty_element(&tag, read, |location| &mut location.annotations)
     }
+}
+
+const LANGUAGES: &str = "one of fortran|java|c|cpp";
+const BOOL: &str = "true or false";
+
+/// The attributes of a `unit` (section 2.3).
+fn unit_attributes(
+    attributes: &mut AttributeReader<'_>,
+    origin: Origin,
+) -> Result<Unit, ParseError> {
+    let id = attributes.required("id")?;
+    let expected = "one of function|subroutine|program|method";
+    let kind = attributes.required_with("type", expected, UnitType::parse)?;
+    Ok(Unit {
+        name: attributes.optional("name"),
+        arguments: attributes
+            .optional("arguments")
+            .map(|a| a.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
+        is_virtual: attributes.optional_with("virtual", BOOL, parse_bool)?,
+        internal: attributes.optional("internal"),
+        language: attributes.optional_with("language", LANGUAGES, Language::parse)?,
+        instrumentable: attributes.optional_with("instrumentable", BOOL, parse_bool)?,
+        origin,
+        ..Unit::new(id, kind)
+    })
+}
+
+/// The attributes of a `variable` (section 2.5).
+fn variable_attributes(
+    attributes: &mut AttributeReader<'_>,
+    origin: Origin,
+) -> Result<Variable, ParseError> {
+    let id = attributes.required("id")?;
+    let name = attributes.optional("name");
+    let type_name = attributes.optional("type");
+    // Section 2.5: "-1 or omitted" means scalar; Table 2 otherwise
+    // demands a nonNegativeInteger.
+    let dimensions = match attributes.optional("dimensions") {
+        None => None,
+        Some(v) if v.trim() == "-1" => None,
+        Some(v) => Some(parse_integer::<u64>(&v).ok_or_else(|| {
+            attributes.invalid(
+                "dimensions",
+                &v,
+                "a nonNegativeInteger (or -1 for a scalar)",
+            )
+        })?),
+    };
+    Ok(Variable {
+        name,
+        type_name,
+        dimensions,
+        origin,
+        ..Variable::new(id)
+    })
 }

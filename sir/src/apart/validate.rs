@@ -5,11 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::*;
-use crate::annotation::{Annotations, XMLNS_NS};
+use crate::annotation::{check_annotations, Annotations};
+use crate::apart::model::*;
 use crate::diagnostic::{Collector, Report, Rule, Severity, Subject};
 use crate::error::quote;
-use crate::names::{is_ncname, is_xml_name, is_xml_text};
+use crate::names::{is_xml_name, is_xml_text};
+use crate::position::Origin;
 
 /// Choices of strictness.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -507,11 +508,26 @@ impl<'a> Checker<'a, '_> {
 
     /// The rules that section 2.4 attaches to the recommended types.
     fn region_type_rules(&mut self, region: &CodeRegion, language: Language, me: Subject<'_>) {
+        self.type_spelling(&region.kind, me);
+        self.content_rules(region, language, me);
+        self.evaluation_rules(region, me);
+        self.clause_rules(region, me);
         let kind = &region.kind;
-        let nested: Vec<&CodeRegion> = region.regions().collect();
-        let blocks_only = nested.iter().all(|r| r.kind == RegionType::Block);
-        let name = kind.as_str().to_string();
+        if self.language == Language::Java
+            && kind.is_parallel()
+            && *kind != RegionType::ParallelCriticalSection
+        {
+            self.out.error(
+                Rule::Nesting,
+                me,
+                None,
+                "parallelCriticalSection is the only parallel region allowed in a Java program (section 2.4)",
+            );
+        }
+    }
 
+    /// A custom type spelled like a recommended one.
+    fn type_spelling(&mut self, kind: &RegionType, me: Subject<'_>) {
         if let RegionType::Other(other) = kind {
             let canonical = RegionType::RECOMMENDED.iter().map(|(_, s)| *s).find(|s| {
                 s.eq_ignore_ascii_case(other) || (other == "assign" && *s == "assignment")
@@ -528,6 +544,15 @@ impl<'a> Checker<'a, '_> {
                 );
             }
         }
+    }
+
+    /// What a region of each recommended type holds: its callee and its
+    /// nested regions.
+    fn content_rules(&mut self, region: &CodeRegion, language: Language, me: Subject<'_>) {
+        let kind = &region.kind;
+        let nested: Vec<&CodeRegion> = region.regions().collect();
+        let blocks_only = nested.iter().all(|r| r.kind == RegionType::Block);
+        let name = kind.as_str();
         // Fig. 7 gives an io region a callee, so io may have one too.
         if region.callee.is_some() && !matches!(kind, RegionType::Call | RegionType::Io) {
             self.out.error(
@@ -596,6 +621,13 @@ impl<'a> Checker<'a, '_> {
             }
             _ => {}
         }
+    }
+
+    /// `expression` and `loopControl`: one or the other in a loop, and
+    /// `loopControl` only in loops.
+    fn evaluation_rules(&mut self, region: &CodeRegion, me: Subject<'_>) {
+        let kind = &region.kind;
+        let name = kind.as_str();
         let has_expression = region
             .evaluations
             .iter()
@@ -624,6 +656,14 @@ impl<'a> Checker<'a, '_> {
                 ),
             );
         }
+    }
+
+    /// `scheduling`, `nowait` and `criticalSectionName`, each of which
+    /// belongs to some parallel types.
+    fn clause_rules(&mut self, region: &CodeRegion, me: Subject<'_>) {
+        let kind = &region.kind;
+        let name = kind.as_str();
+        let recommended = !matches!(kind, RegionType::Other(_));
         if region.scheduling.is_some() && recommended && *kind != RegionType::ParallelLoop {
             self.out.error(
                 Rule::Nesting,
@@ -655,17 +695,6 @@ impl<'a> Checker<'a, '_> {
                 me,
                 Some("criticalSectionName"),
                 format!("criticalSectionName has no meaning on `{name}` (section 2.4)"),
-            );
-        }
-        if self.language == Language::Java
-            && kind.is_parallel()
-            && *kind != RegionType::ParallelCriticalSection
-        {
-            self.out.error(
-                Rule::Nesting,
-                me,
-                None,
-                "parallelCriticalSection is the only parallel region allowed in a Java program (section 2.4)",
             );
         }
     }
@@ -727,41 +756,5 @@ impl<'a> Checker<'a, '_> {
         let me = subject("location", None, &location.origin);
         self.annotations(me, &location.annotations);
         self.text(me, "uri", location.uri.as_deref());
-    }
-}
-
-/// Annotation names must be writable: a namespace URI and an NCName.
-pub(crate) fn check_annotations(
-    out: &mut Collector,
-    subject: Subject<'_>,
-    annotations: &Annotations,
-) {
-    for (name, value) in annotations.iter() {
-        let attribute = format!("{{{}}}{}", name.namespace, name.local);
-        if name.namespace.is_empty() || name.namespace == XMLNS_NS || !is_xml_text(&name.namespace)
-        {
-            out.error(
-                Rule::InvalidAnnotation,
-                subject,
-                Some(&attribute),
-                "annotation namespace must be a URI",
-            );
-        }
-        if !is_ncname(&name.local) {
-            out.error(
-                Rule::InvalidAnnotation,
-                subject,
-                Some(&attribute),
-                "annotation name must be an XML NCName",
-            );
-        }
-        if !is_xml_text(value) {
-            out.error(
-                Rule::InvalidCharacter,
-                subject,
-                Some(&attribute),
-                "contains characters XML 1.0 cannot carry",
-            );
-        }
     }
 }

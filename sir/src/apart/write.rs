@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::*;
+use crate::apart::model::*;
 use crate::error::WriteError;
 use crate::xml_out::{Tag, XmlOut};
 

@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use super::*;
-use crate::apart::check_annotations;
+use crate::annotation::{check_annotations, Annotations};
 use crate::diagnostic::{Collector, Report, Rule, Subject};
 use crate::error::quote;
 use crate::names::is_xml_text;
+use crate::periscope::model::*;
 use crate::position::Position;
 
 impl Sir {

@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
-use super::*;
 use crate::error::WriteError;
+use crate::namespaces::PERISCOPE as NAMESPACE;
+use crate::periscope::model::*;
 use crate::xml_out::{Tag, XmlOut};
 
 /// Writes `sir` as a Periscope document (UTF-8, two-space indentation).
