@@ -1,5 +1,7 @@
 //! The `sim-host` command line: a thin layer over the library.
 
+#![forbid(unsafe_code)]
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 

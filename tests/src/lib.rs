@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: where the repository and the
 //! guest ELFs are, building guests on demand, and running external tools.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -465,6 +465,27 @@ fn strongly_connected(next: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
     out
 }
 
+/// The layer of a module: the position of its top-level module in
+/// `layers` (bottom first); `None` for the root and modules outside.
+pub fn layer_of(module: &[String], layers: &[&str]) -> Option<usize> {
+    let top = module.first()?;
+    layers.iter().position(|l| l == top)
+}
+
+/// Every use of a module in a higher layer than the user's.
+pub fn arrows_up<'g>(graph: &'g CrateGraph, layers: &[&str]) -> Vec<&'g Edge> {
+    graph
+        .edges
+        .iter()
+        .filter(
+            |e| match (layer_of(&e.from, layers), layer_of(&e.to, layers)) {
+                (Some(from), Some(to)) => to > from,
+                _ => false,
+            },
+        )
+        .collect()
+}
+
 /// `a::b` for a module path (`crate` for the root).
 pub fn display(path: &[String]) -> String {
     if path.is_empty() {

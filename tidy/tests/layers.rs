@@ -3,7 +3,7 @@
 //! import circle, and sim-host's and arpsim's functions stay short.
 
 use std::path::{Path, PathBuf};
-use tidy::{circles, display, read_crate, CrateGraph};
+use tidy::{arrows_up, circles, display, layer_of, read_crate, CrateGraph};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,18 +69,13 @@ fn no_crate_has_an_import_circle() {
     assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
 }
 
-fn layer_of(module: &[String]) -> Option<usize> {
-    let top = module.first()?;
-    SIM_HOST_LAYERS.iter().position(|l| l == top)
-}
-
 #[test]
 fn every_sim_host_module_is_in_a_layer() {
     let graph = read("sim-host/src/lib.rs");
     let loose: Vec<String> = graph
         .modules
         .keys()
-        .filter(|m| !m.is_empty() && layer_of(m).is_none())
+        .filter(|m| !m.is_empty() && layer_of(m, SIM_HOST_LAYERS).is_none())
         .map(|m| display(m))
         .collect();
     assert!(
@@ -92,22 +87,19 @@ fn every_sim_host_module_is_in_a_layer() {
 #[test]
 fn sim_host_arrows_point_down() {
     let graph = read("sim-host/src/lib.rs");
-    let up: Vec<String> = graph
-        .edges
-        .iter()
-        .filter_map(|e| {
-            let (from, to) = (layer_of(&e.from)?, layer_of(&e.to)?);
-            (to > from).then(|| {
-                format!(
-                    "{}:{}: {} ({}) uses {} ({})",
-                    relative(&e.file),
-                    e.line,
-                    display(&e.from),
-                    SIM_HOST_LAYERS[from],
-                    display(&e.to),
-                    SIM_HOST_LAYERS[to]
-                )
-            })
+    let layer = |m: &[String]| SIM_HOST_LAYERS[layer_of(m, SIM_HOST_LAYERS).unwrap_or(0)];
+    let up: Vec<String> = arrows_up(&graph, SIM_HOST_LAYERS)
+        .into_iter()
+        .map(|e| {
+            format!(
+                "{}:{}: {} ({}) uses {} ({})",
+                relative(&e.file),
+                e.line,
+                display(&e.from),
+                layer(&e.from),
+                display(&e.to),
+                layer(&e.to)
+            )
         })
         .collect();
     assert!(
@@ -147,5 +139,33 @@ fn sim_host_and_arpsim_functions_are_short() {
         long.is_empty(),
         "functions over {MAX_FUNCTION_LINES} lines (split them by concept):\n{}",
         long.join("\n")
+    );
+}
+
+/// Whether any of a crate's files has unsafe code (outside comments).
+fn has_unsafe(graph: &CrateGraph) -> bool {
+    let files: std::collections::BTreeSet<&PathBuf> = graph.modules.values().collect();
+    files.into_iter().any(|file| {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        text.lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .any(|code| code.contains("unsafe ") || code.contains("unsafe{"))
+    })
+}
+
+#[test]
+fn crates_without_unsafe_code_forbid_it() {
+    let mut missing = Vec::new();
+    for root in CRATE_ROOTS {
+        let graph = read(root);
+        let text = std::fs::read_to_string(repo().join(root)).unwrap();
+        let forbids = text.contains("#![forbid(unsafe_code)]");
+        if !has_unsafe(&graph) && !forbids {
+            missing.push(*root);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "crates without unsafe code that do not #![forbid(unsafe_code)]: {missing:?}"
     );
 }

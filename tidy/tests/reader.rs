@@ -2,7 +2,7 @@
 //! kind of use (or the layer test could pass by seeing nothing).
 
 use std::path::PathBuf;
-use tidy::{circles, display, read_crate};
+use tidy::{arrows_up, circles, display, read_crate};
 
 /// A scratch folder of the test's own, removed when the test ends.
 struct Scratch(PathBuf);
@@ -120,9 +120,12 @@ fn a_facade_used_by_its_own_child_is_a_circle() {
         "facade",
         &[
             ("lib.rs", "mod engine;"),
-            ("engine/mod.rs", "mod api; mod state; pub use api::Stop;"),
+            (
+                "engine/mod.rs",
+                "mod api; mod state; pub use api::Stop; pub use state::State;",
+            ),
             ("engine/api.rs", "pub enum Stop {}"),
-            ("engine/state.rs", "use super::Stop;"),
+            ("engine/state.rs", "use super::Stop; pub struct State;"),
         ],
     );
     let graph = read(&dir);
@@ -164,4 +167,24 @@ fn a_visibility_is_not_a_use() {
         ],
     );
     assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn an_arrow_up_a_layer_is_found() {
+    let dir = write_crate(
+        "layers",
+        &[
+            ("lib.rs", "pub mod low; pub mod high;"),
+            ("low/mod.rs", "pub mod a;"),
+            ("low/a.rs", "pub fn f() { crate::high::b::g(); }"),
+            ("high/mod.rs", "pub mod b;"),
+            ("high/b.rs", "pub fn g() {} fn h() { crate::low::a::f(); }"),
+        ],
+    );
+    let graph = read(&dir);
+    let up: Vec<String> = arrows_up(&graph, &["low", "high"])
+        .iter()
+        .map(|e| format!("{} -> {}", display(&e.from), display(&e.to)))
+        .collect();
+    assert_eq!(up, ["low::a -> high::b"]);
 }

@@ -234,21 +234,18 @@ fn convert(args: &ConvertArgs) -> Result<()> {
 }
 
 fn file_format(name: &str) -> Result<FileFormat> {
-    match name {
-        "ascii" => Ok(FileFormat::Ascii),
-        "binary" => Ok(FileFormat::Binary),
-        other => bail!("--format {other}: expected ascii or binary"),
-    }
+    name.parse::<FileFormat>()
+        .map_err(|e| anyhow::anyhow!("--format {e}"))
 }
 
+/// A recording mode (`arp convert` cannot convert to playback).
 fn mode(name: &str) -> Result<Mode> {
-    match name {
-        "record_average" => Ok(Mode::RecordAverage),
-        "record_histogram" => Ok(Mode::RecordHistogram),
-        "record_all" => Ok(Mode::RecordAll),
-        other => {
-            bail!("--mode {other}: expected record_average, record_histogram or record_all")
-        }
+    match Mode::from_name(name).filter(|m| Mode::RECORDING.contains(m)) {
+        Some(m) => Ok(m),
+        None => bail!(
+            "--mode {name}: expected {}",
+            Mode::expected(&Mode::RECORDING)
+        ),
     }
 }
 

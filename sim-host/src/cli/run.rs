@@ -26,44 +26,23 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// ARP modes (manual 6.2), as `--mode` takes them.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-#[value(rename_all = "snake_case")]
-pub enum ModeArg {
-    #[value(alias = "average")]
-    RecordAverage,
-    #[value(alias = "all")]
-    RecordAll,
-    #[value(alias = "histogram")]
-    RecordHistogram,
-    Playback,
+/// ARP modes (manual 6.2) as `--mode` takes them: arpsim's names, and
+/// their short forms without `record_`.
+fn mode_parser() -> impl clap::builder::TypedValueParser<Value = Mode> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Mode::ALL.map(|m| {
+        let short = m.name().strip_prefix("record_");
+        PossibleValue::new(m.name()).aliases(short)
+    });
+    PossibleValuesParser::new(values)
+        .map(|name| Mode::from_name(&name).expect("one of the possible values"))
 }
 
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Mode {
-        match m {
-            ModeArg::RecordAverage => Mode::RecordAverage,
-            ModeArg::RecordAll => Mode::RecordAll,
-            ModeArg::RecordHistogram => Mode::RecordHistogram,
-            ModeArg::Playback => Mode::Playback,
-        }
-    }
-}
-
-/// data.arp formats, as `--arp-format` takes them.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum FormatArg {
-    Ascii,
-    Binary,
-}
-
-impl From<FormatArg> for FileFormat {
-    fn from(f: FormatArg) -> FileFormat {
-        match f {
-            FormatArg::Ascii => FileFormat::Ascii,
-            FormatArg::Binary => FileFormat::Binary,
-        }
-    }
+/// data.arp formats as `--arp-format` takes them (arpsim's names).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = FileFormat> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(FileFormat::ALL.map(FileFormat::name))
+        .map(|name| FileFormat::from_name(&name).expect("one of the possible values"))
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, String> {
@@ -99,15 +78,15 @@ pub struct Args {
     #[arg(long)]
     pub allow_guest_file_name: bool,
     /// ARP mode, overriding the guest's arpsim_start argument.
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
+    #[arg(long, value_parser = mode_parser())]
+    pub mode: Option<Mode>,
     /// Where to write data.arp (default: the guest's arp_set_file_name, else
     /// data.arp); `-` is standard output.
     #[arg(short = 'o', long = "arp-file")]
     pub arp_file: Option<PathBuf>,
     /// data.arp format.
-    #[arg(long, value_enum)]
-    pub arp_format: Option<FormatArg>,
+    #[arg(long, value_parser = format_parser())]
+    pub arp_format: Option<FileFormat>,
     /// gzip data.arp.
     #[arg(long)]
     pub gzip: bool,
@@ -219,9 +198,9 @@ impl Args {
             echo: true,
             interrupt: Some(stop.flag()),
             arp: ArpOptions {
-                mode: self.mode.map(Mode::from),
+                mode: self.mode,
                 file: self.arp_file.clone(),
-                format: self.arp_format.map(FileFormat::from),
+                format: self.arp_format,
                 gzip: self.gzip,
                 measures: self.measure.clone(),
                 playback: self.playback.clone(),

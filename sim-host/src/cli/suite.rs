@@ -188,7 +188,7 @@ fn list(args: &Args, manifest: &Manifest, plan: &RunPlan, costs: &[u64]) -> Resu
                 target: e.target.clone(),
                 args: e.args.clone(),
                 cores: e.cores,
-                mode: e.mode.map(|m| suite::mode_name(m).to_owned()),
+                mode: e.mode.map(|m| m.name().to_owned()),
                 max_cycles: e.max_cycles,
                 cost: costs[i],
                 shard: plan.shard.as_ref().map(|s| s.index),

@@ -87,16 +87,6 @@ pub struct Manifest {
     pub hash: String,
 }
 
-pub(super) fn parse_mode(s: &str) -> Option<Mode> {
-    Some(match s {
-        "record_average" | "average" => Mode::RecordAverage,
-        "record_all" | "all" => Mode::RecordAll,
-        "record_histogram" | "histogram" => Mode::RecordHistogram,
-        "playback" => Mode::Playback,
-        _ => return None,
-    })
-}
-
 impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, SuiteError> {
         Manifest::parse(&read_text(path)?, path)
@@ -221,20 +211,10 @@ impl Defining {
             expected_output_sha256: entry.expected_output.as_deref().map(sha256_hex),
             exit_code: entry.exit_code,
             cores: entry.cores,
-            mode: entry.mode.map(mode_name),
+            mode: entry.mode.map(Mode::name),
             max_cycles: entry.max_cycles,
             timeout,
         }
-    }
-}
-
-/// The manifest's name of a mode.
-pub fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::RecordAverage => "record_average",
-        Mode::RecordAll => "record_all",
-        Mode::RecordHistogram => "record_histogram",
-        Mode::Playback => "playback",
     }
 }
 
@@ -273,7 +253,11 @@ pub(super) fn validate(
         }
     };
     check_cores(spec.cores).map_err(|m| field("cores", m))?;
-    let mode = spec.mode.as_deref().map(parse_mode_or_say).transpose();
+    let mode = spec
+        .mode
+        .as_deref()
+        .map(|m| m.parse::<Mode>().map_err(|e| e.to_string()))
+        .transpose();
     let mode = mode.map_err(|m| field("mode", m))?;
     let timeout = spec.timeout.map(crate::model::limits::timeout_from_seconds);
     let timeout = timeout.transpose().map_err(|m| field("timeout", m))?;
@@ -294,12 +278,6 @@ pub(super) fn validate(
     };
     let defining = Defining::of(&entry, written);
     Ok((entry, defining))
-}
-
-pub(super) fn parse_mode_or_say(m: &str) -> Result<Mode, String> {
-    parse_mode(m).ok_or_else(|| {
-        format!("`{m}`: expected record_average, record_all, record_histogram or playback")
-    })
 }
 
 pub(super) fn check_cores(cores: Option<usize>) -> Result<(), String> {

@@ -53,7 +53,7 @@ mod run;
 pub mod shard;
 
 pub use error::{write_output, SuiteError};
-pub use manifest::{file_stem, mode_name, sha256_hex, Entry, Manifest};
+pub use manifest::{file_stem, sha256_hex, Entry, Manifest};
 pub use result::{EntryResult, EntryTime, HostTimes, SectionResult, SuiteReport, SCHEMA_VERSION};
 pub use run::{run, run_entry, run_entry_into, run_plan, EntryFiles, RunPlan};
 pub use shard::{Shard, ShardInfo};
