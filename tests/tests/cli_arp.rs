@@ -173,7 +173,7 @@ fn errors_name_the_file_without_debug_text() {
         vec!["arp", "dump", path_str(&missing)],
         vec!["arp", "stats", path_str(&bad)],
         vec!["arp", "convert", arp, "/nonexistent-dir/x.arp"],
-        vec!["arp", "convert", arp, "x.arp", "--mode", "average"],
+        vec!["arp", "convert", arp, "x.arp", "--mode", "playback"],
         vec!["arp", "export-extrap", "n:x.arp", "-o", "-"],
     ];
     for args in cases {

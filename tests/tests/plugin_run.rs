@@ -31,12 +31,24 @@ fn c_plugin(dir: &Path) -> PathBuf {
     so
 }
 
+/// The Rust example plugin, with its one dependency (the ABI crate),
+/// built with rustc: cargo would contend for the running build's lock.
 fn rust_plugin(dir: &Path) -> PathBuf {
+    let abi = dir.join("libsim_host_plugin_abi.rlib");
+    build(
+        Command::new("rustc")
+            .args(["--edition", "2021", "--crate-type", "rlib", "-O"])
+            .args(["--crate-name", "sim_host_plugin_abi", "-o"])
+            .arg(&abi)
+            .arg(repo_root().join("sim-host/plugin-abi/src/lib.rs")),
+    );
     let so = dir.join("libexample_rs.so");
     build(
         Command::new("rustc")
             .args(["--edition", "2021", "--crate-type", "cdylib", "-O"])
-            .args(["--crate-name", "example_rs", "-o"])
+            .args(["--crate-name", "example_rs", "--extern"])
+            .arg(format!("sim_host_plugin_abi={}", abi.display()))
+            .arg("-o")
             .arg(&so)
             .arg(repo_root().join("sim-host/plugins/example-rs/src/lib.rs")),
     );

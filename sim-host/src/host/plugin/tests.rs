@@ -48,18 +48,26 @@ fn energy_plugin(dir: &Path) -> PathBuf {
     )
 }
 
-/// The Rust example plugin, built once with rustc (it has no
-/// dependencies; cargo would contend for the lock of the running build)
+/// The Rust example plugin, built once with rustc with its one dependency
+/// (the ABI crate; cargo would contend for the lock of the running build)
 /// and copied into `dir`: each test loads its own file, so plugin globals
 /// are not shared between tests running in parallel.
 fn rust_plugin(dir: &Path) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let out = tempfile::tempdir().unwrap().keep();
+        let abi = out.join("libsim_host_plugin_abi.rlib");
+        run(Command::new("rustc")
+            .args(["--edition", "2021", "--crate-type", "rlib", "-O"])
+            .args(["--crate-name", "sim_host_plugin_abi", "-o"])
+            .arg(&abi)
+            .arg(Path::new(MANIFEST).join("plugin-abi/src/lib.rs")));
         let so = out.join("libexample_rs.so");
         run(Command::new("rustc")
             .args(["--edition", "2021", "--crate-type", "cdylib", "-O"])
-            .args(["--crate-name", "example_rs", "-o"])
+            .args(["--crate-name", "example_rs", "--extern"])
+            .arg(format!("sim_host_plugin_abi={}", abi.display()))
+            .arg("-o")
             .arg(&so)
             .arg(Path::new(MANIFEST).join("plugins/example-rs/src/lib.rs")));
         so
