@@ -153,7 +153,7 @@ impl Decoder {
         let arch_detail = detail.arch_detail();
         let arm = arch_detail.arm().expect("ARM decoder gives ARM details");
         let id = raw.id().0;
-        let mut ops = self.arm_operands(raw, &arm, id);
+        let mut ops = self.arm_operands(raw, arm, id);
         for r in detail.regs_read() {
             ops.reads |= self.mask(*r);
         }

@@ -19,7 +19,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sim_host_plugin_abi::data_type::DOUBLE as SIM_HOST_DOUBLE;
-use sim_host_plugin_abi::{EnterCallback, HostApi, Sid, SpawnCallback, Tid, ABI_VERSION};
+use sim_host_plugin_abi::{HostApi, Sid, Tid, ABI_VERSION};
 
 /// The plugin's context: the API table and each thread's open sections.
 struct Ipc {
@@ -171,6 +171,7 @@ pub extern "C" fn sim_host_plugin_finish() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sim_host_plugin_abi::{EnterCallback, SpawnCallback};
     use std::cell::Cell;
 
     thread_local! {
