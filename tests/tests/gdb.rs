@@ -289,6 +289,13 @@ fn send_packet(stream: &mut TcpStream, body: &str) {
     write!(stream, "${body}#{sum:02x}").unwrap();
 }
 
+/// The stub's acknowledgement of the packet just sent: it has read it.
+fn read_ack(stream: &mut TcpStream) {
+    let mut byte = [0u8; 1];
+    stream.read_exact(&mut byte).unwrap();
+    assert_eq!(byte[0], b'+', "the stub acknowledges the packet");
+}
+
 /// The next packet's body (acknowledging it).
 fn read_packet(stream: &mut TcpStream) -> String {
     let mut text = Vec::new();
@@ -320,7 +327,8 @@ fn an_interrupt_stops_the_guest_and_a_detach_lets_it_finish_unchanged() {
     send_packet(&mut gdb, "?");
     assert!(read_packet(&mut gdb).starts_with('T'));
     send_packet(&mut gdb, "c");
-    std::thread::sleep(Duration::from_millis(50));
+    // the stub has taken the continue: the interrupt reaches a running guest
+    read_ack(&mut gdb);
     gdb.write_all(&[0x03]).unwrap();
     let stop = read_packet(&mut gdb);
     assert!(stop.starts_with("S02") || stop.starts_with("T02"), "{stop}");
@@ -363,9 +371,9 @@ fn gdb_no_wait_stops_the_running_guest_when_gdb_connects() {
     let elf = guest("cortex-m4", "filter-bench");
     run_plain(&dir, "cortex-m4", &elf, &[]);
     let port = free_port();
+    // the guest runs from here on, whenever gdb connects (a release build
+    // runs it in about 0.4 s)
     let (mut run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &["--gdb-no-wait"]);
-    // the guest runs meanwhile (a release build runs it in about 0.4 s)
-    std::thread::sleep(Duration::from_millis(20));
     let mut gdb = TcpStream::connect(("127.0.0.1", port)).unwrap();
     gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     send_packet(&mut gdb, "?");
@@ -630,7 +638,8 @@ fn a_client_that_disconnects_mid_run_leaves_the_run_complete() {
     send_packet(&mut gdb, "?");
     assert!(read_packet(&mut gdb).starts_with('T'));
     send_packet(&mut gdb, "c");
-    std::thread::sleep(Duration::from_millis(50));
+    // the stub has taken the continue: the guest runs when gdb goes away
+    read_ack(&mut gdb);
     drop(gdb);
     let stderr = session.finishes_unchanged();
     assert!(stderr.contains("gdb closed the connection"), "{stderr}");
