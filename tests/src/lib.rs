@@ -1,9 +1,17 @@
 //! Helpers shared by the end-to-end tests: where the repository and the
 //! guest ELFs are, building guests on demand, and running external tools.
+//!
+//! Tests that need something beyond the build (gdb-multiarch, qemu, a host
+//! gcc, cmake, valgrind, GNU parallel, Rust guest targets, mknod) are
+//! ignored with the reason where it is missing, and run (failing with
+//! what is missing) when `CI` is set: see [`probe`] and `build.rs`. A
+//! test never passes by skipping its work.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+pub mod probe;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -83,12 +91,34 @@ pub fn guest(target: &str, example: &str) -> PathBuf {
 
 /// Whether a program is on PATH.
 pub fn have(program: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {program} >/dev/null 2>&1"))
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+    probe::on_path(program).is_some()
+}
+
+/// Fails the test, saying what it needs and how to install it, unless
+/// `program` is on PATH. The test is ignored where the build script found
+/// the program missing (outside CI); this is what fails it under `CI`, or
+/// when the program went away after the build.
+pub fn require_tool(program: &str) {
+    require(probe::Probe::Program(program));
+}
+
+/// [`require_tool`] for a Rust guest target (`thumbv7em-none-eabi`).
+pub fn require_rust_target(triple: &str) {
+    require(probe::Probe::RustTarget(triple));
+}
+
+/// Makes the device node `path` (what /dev/null is), or fails the test
+/// saying it needs mknod's capability.
+pub fn require_null_device(path: &Path) {
+    assert!(
+        probe::make_null_device(path),
+        "{}",
+        probe::Probe::DeviceNodes.missing_message()
+    );
+}
+
+fn require(need: probe::Probe) {
+    assert!(need.present(), "{}", need.missing_message());
 }
 
 /// The expected console output of an example, kept beside its sources.
