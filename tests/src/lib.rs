@@ -89,11 +89,6 @@ pub fn guest(target: &str, example: &str) -> PathBuf {
     path
 }
 
-/// Whether a program is on PATH.
-pub fn have(program: &str) -> bool {
-    probe::on_path(program).is_some()
-}
-
 /// Fails the test, saying what it needs and how to install it, unless
 /// `program` is on PATH. The test is ignored where the build script found
 /// the program missing (outside CI); this is what fails it under `CI`, or
