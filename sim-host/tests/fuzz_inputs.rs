@@ -11,6 +11,7 @@ use sim_host::image::elf::GuestImage;
 use sim_host::model::target::{self, Target};
 use sim_host::tools::suite::Manifest;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 fn cases(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
@@ -112,21 +113,37 @@ proptest! {
     }
 }
 
-fn guest_elf() -> Option<(Vec<u8>, Target)> {
-    let path = e2e_guest("cortex-m4", "filter")?;
-    Some((
-        std::fs::read(path).ok()?,
-        target::builtin("cortex-m4").ok()?,
-    ))
+/// The cortex-m4 filter guest's bytes, read once.
+fn guest_elf() -> (Vec<u8>, Target) {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    let bytes = BYTES.get_or_init(|| {
+        let path = e2e_guest("cortex-m4", "filter");
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    });
+    (bytes.clone(), target::builtin("cortex-m4").unwrap())
 }
 
-/// A guest built by `make guests` (this crate's tests do not build them).
-fn e2e_guest(target: &str, name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/guests")
-        .join(target)
-        .join(format!("{name}.elf"));
-    path.exists().then_some(path)
+/// A guest of `guest-shim/examples`, built on demand (build.py skips
+/// up-to-date ones) into `target/guests`, where `make guests` and the
+/// end-to-end tests put them.
+fn e2e_guest(target: &str, name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let guests = root.join("target/guests");
+    let status = std::process::Command::new("python3")
+        .arg(root.join("guest-shim/build.py"))
+        .arg("--out")
+        .arg(&guests)
+        .args(["--target", target, "--example", name])
+        .status()
+        .expect("python3 runs guest-shim/build.py");
+    assert!(
+        status.success(),
+        "building the {target} guest {name} failed: it needs the cross compilers \
+         (scripts/bootstrap.sh installs them)"
+    );
+    let path = guests.join(target).join(format!("{name}.elf"));
+    assert!(path.exists(), "{} was not built", path.display());
+    path
 }
 
 proptest! {
@@ -138,10 +155,7 @@ proptest! {
         flips in prop::collection::vec((0usize..200_000, any::<u8>()), 0..16),
         header_flips in prop::collection::vec((0usize..64, any::<u8>()), 0..4),
     ) {
-        let Some((mut bytes, target)) = guest_elf() else {
-            eprintln!("SKIPPED: no guest ELF (run `make guests`)");
-            return Ok(());
-        };
+        let (mut bytes, target) = guest_elf();
         for (at, b) in flips.iter().chain(&header_flips) {
             let n = bytes.len();
             bytes[at % n] = *b;

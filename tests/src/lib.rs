@@ -1,11 +1,25 @@
 //! Helpers shared by the end-to-end tests: where the repository and the
 //! guest ELFs are, building guests on demand, and running external tools.
+//!
+//! Tests that need something beyond the build (gdb-multiarch, qemu, a host
+//! gcc, cmake, valgrind, GNU parallel, Rust guest targets, mknod) are
+//! ignored with the reason where it is missing, and run (failing with
+//! what is missing) when `CI` is set: see [`probe`] and `build.rs`. A
+//! test never passes by skipping its work.
+//!
+//! Golden files (`tests/golden/`, [`golden`]): every output format of a
+//! real run, compared byte for byte after the host's own fields are
+//! normalised; `ARPSIM_BLESS=1 cargo test --release -p e2e-tests --test
+//! golden` rewrites them.
 
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+pub mod golden;
+pub mod probe;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -83,14 +97,31 @@ pub fn guest(target: &str, example: &str) -> PathBuf {
     path
 }
 
-/// Whether a program is on PATH.
-pub fn have(program: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {program} >/dev/null 2>&1"))
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+/// Fails the test, saying what it needs and how to install it, unless
+/// `program` is on PATH. The test is ignored where the build script found
+/// the program missing (outside CI); this is what fails it under `CI`, or
+/// when the program went away after the build.
+pub fn require_tool(program: &str) {
+    require(probe::Probe::Program(program));
+}
+
+/// [`require_tool`] for a Rust guest target (`thumbv7em-none-eabi`).
+pub fn require_rust_target(triple: &str) {
+    require(probe::Probe::RustTarget(triple));
+}
+
+/// Makes the device node `path` (what /dev/null is), or fails the test
+/// saying it needs mknod's capability.
+pub fn require_null_device(path: &Path) {
+    assert!(
+        probe::make_null_device(path),
+        "{}",
+        probe::Probe::DeviceNodes.missing_message()
+    );
+}
+
+fn require(need: probe::Probe) {
+    assert!(need.present(), "{}", need.missing_message());
 }
 
 /// The expected console output of an example, kept beside its sources.
@@ -121,23 +152,36 @@ pub fn build_dirs() -> (PathBuf, bool) {
 pub fn sim_host_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
-        .get_or_init(|| {
-            let (dir, release) = build_dirs();
-            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-            cargo.args(["build", "-q", "-p", "sim-host", "--bin", "sim-host"]);
-            if release {
-                cargo.arg("--release");
-            }
-            let target_root = dir.parent().expect("target/<profile>");
-            cargo.arg("--target-dir").arg(target_root);
-            let status = cargo.current_dir(repo_root()).status().expect("cargo runs");
-            assert!(status.success(), "building sim-host failed");
-            let bin = dir.join("sim-host");
-            assert!(bin.exists(), "{} does not exist", bin.display());
-            leave_the_repository();
-            bin
-        })
+        .get_or_init(|| build_bin("sim-host", "sim-host"))
         .clone()
+}
+
+/// The `chips-eval` binary of this build's profile, built like
+/// [`sim_host_bin`].
+pub fn chips_eval_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| build_bin("chips-eval", "chips-eval"))
+        .clone()
+}
+
+/// `cargo build -p package --bin bin` in this build's profile and target
+/// folder; the binary's path.
+fn build_bin(package: &str, bin: &str) -> PathBuf {
+    let (dir, release) = build_dirs();
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.args(["build", "-q", "-p", package, "--bin", bin]);
+    if release {
+        cargo.arg("--release");
+    }
+    let target_root = dir.parent().expect("target/<profile>");
+    cargo.arg("--target-dir").arg(target_root);
+    let status = cargo.current_dir(repo_root()).status().expect("cargo runs");
+    assert!(status.success(), "building {bin} failed");
+    let path = dir.join(bin);
+    assert!(path.exists(), "{} does not exist", path.display());
+    leave_the_repository();
+    path
 }
 
 /// How every scratch folder's name begins: `<prefix><name>-<pid>-<n>`.

@@ -3,19 +3,12 @@
 //! the run's data.arp and counts are byte for byte those of a run without
 //! the debugger. Every file a test makes is in its own scratch folder.
 
-use e2e_tests::{guest, scratch, sim_host_bin};
+use e2e_tests::{guest, require_tool, scratch, sim_host_bin};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn gdb_available() -> bool {
-    Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// A port nobody listens on right now.
 fn free_port() -> u16 {
@@ -165,10 +158,7 @@ fn debug_and_compare_with_report(
 }
 
 fn debug_filter_and_compare(target: &str) {
-    if !gdb_available() {
-        eprintln!("SKIPPED: gdb-multiarch is not installed (scripts/bootstrap.sh installs it)");
-        return;
-    }
+    require_tool("gdb-multiarch");
     let commands = [
         "break filter_horizontally",
         "continue",
@@ -204,11 +194,19 @@ fn debug_filter_and_compare(target: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn gdb_debugs_a_cortex_m4_guest_without_changing_its_measurements() {
     debug_filter_and_compare("cortex-m4");
 }
 
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn gdb_debugs_an_rv32imac_guest_without_changing_its_measurements() {
     debug_filter_and_compare("rv32imac");
 }
@@ -217,11 +215,12 @@ fn gdb_debugs_an_rv32imac_guest_without_changing_its_measurements() {
 /// an intercepted call that blocks its thread (`simthread_join`): the
 /// threads interleave as without the debugger.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn gdb_in_a_four_core_guest_leaves_its_measurements_unchanged() {
-    if !gdb_available() {
-        eprintln!("SKIPPED: gdb-multiarch is not installed (scripts/bootstrap.sh installs it)");
-        return;
-    }
+    require_tool("gdb-multiarch");
     for target in ["cortex-m4", "rv32imac"] {
         let commands = [
             "break filter_rows_horizontally",
@@ -247,11 +246,12 @@ fn gdb_in_a_four_core_guest_leaves_its_measurements_unchanged() {
 /// registers and stack there to inspect; continuing ends the run with the
 /// usual fault status.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn a_guest_fault_stops_in_gdb_at_the_faulting_instruction() {
-    if !gdb_available() {
-        eprintln!("SKIPPED: gdb-multiarch is not installed (scripts/bootstrap.sh installs it)");
-        return;
-    }
+    require_tool("gdb-multiarch");
     let dir = scratch("gdb-fault");
     let elf = guest("cortex-m4", "crash");
     let port = free_port();
@@ -289,6 +289,13 @@ fn send_packet(stream: &mut TcpStream, body: &str) {
     write!(stream, "${body}#{sum:02x}").unwrap();
 }
 
+/// The stub's acknowledgement of the packet just sent: it has read it.
+fn read_ack(stream: &mut TcpStream) {
+    let mut byte = [0u8; 1];
+    stream.read_exact(&mut byte).unwrap();
+    assert_eq!(byte[0], b'+', "the stub acknowledges the packet");
+}
+
 /// The next packet's body (acknowledging it).
 fn read_packet(stream: &mut TcpStream) -> String {
     let mut text = Vec::new();
@@ -320,7 +327,8 @@ fn an_interrupt_stops_the_guest_and_a_detach_lets_it_finish_unchanged() {
     send_packet(&mut gdb, "?");
     assert!(read_packet(&mut gdb).starts_with('T'));
     send_packet(&mut gdb, "c");
-    std::thread::sleep(Duration::from_millis(50));
+    // the stub has taken the continue: the interrupt reaches a running guest
+    read_ack(&mut gdb);
     gdb.write_all(&[0x03]).unwrap();
     let stop = read_packet(&mut gdb);
     assert!(stop.starts_with("S02") || stop.starts_with("T02"), "{stop}");
@@ -363,9 +371,9 @@ fn gdb_no_wait_stops_the_running_guest_when_gdb_connects() {
     let elf = guest("cortex-m4", "filter-bench");
     run_plain(&dir, "cortex-m4", &elf, &[]);
     let port = free_port();
+    // the guest runs from here on, whenever gdb connects (a release build
+    // runs it in about 0.4 s)
     let (mut run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &["--gdb-no-wait"]);
-    // the guest runs meanwhile (a release build runs it in about 0.4 s)
-    std::thread::sleep(Duration::from_millis(20));
     let mut gdb = TcpStream::connect(("127.0.0.1", port)).unwrap();
     gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     send_packet(&mut gdb, "?");
@@ -393,14 +401,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn skip_without_gdb() -> bool {
-    let missing = !gdb_available();
-    if missing {
-        eprintln!("SKIPPED: gdb-multiarch is not installed (scripts/bootstrap.sh installs it)");
-    }
-    missing
-}
-
 /// The line gdb printed after `marker` (the first one that follows).
 fn line_after<'a>(text: &'a str, marker: &str) -> &'a str {
     let at = text
@@ -412,10 +412,12 @@ fn line_after<'a>(text: &'a str, marker: &str) -> &'a str {
 /// Every guest thread is a GDB thread: `info threads` lists them with
 /// their core and clock, and each has its own registers.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn every_guest_thread_is_a_gdb_thread_with_its_own_registers() {
-    if skip_without_gdb() {
-        return;
-    }
+    require_tool("gdb-multiarch");
     let commands = [
         "break filter_rows_horizontally",
         "continue",
@@ -462,10 +464,12 @@ fn every_guest_thread_is_a_gdb_thread_with_its_own_registers() {
 /// that reads it, on both architectures; the measurements stay those of a
 /// plain run.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
-    if skip_without_gdb() {
-        return;
-    }
+    require_tool("gdb-multiarch");
     for target in ["cortex-m4", "rv32imac"] {
         let commands = [
             "watch main::image_tmp[5][7]",
@@ -509,10 +513,12 @@ fn a_watchpoint_on_a_global_array_element_stops_its_writer() {
 /// `monitor sections` prints the table the report later shows: after the
 /// last image's kernels, their rows are the report's.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn monitor_sections_shows_what_the_report_shows() {
-    if skip_without_gdb() {
-        return;
-    }
+    require_tool("gdb-multiarch");
     let commands = [
         "break filter_vertically",
         "ignore 1 3",
@@ -548,10 +554,12 @@ fn monitor_sections_shows_what_the_report_shows() {
 /// `monitor reset` starts the run again: the clock is back at zero, and
 /// the data.arp written at the end is that of a plain run.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn monitor_reset_starts_the_run_again_with_a_fresh_recording() {
-    if skip_without_gdb() {
-        return;
-    }
+    require_tool("gdb-multiarch");
     let commands = [
         "break filter_vertically",
         "continue",
@@ -630,7 +638,8 @@ fn a_client_that_disconnects_mid_run_leaves_the_run_complete() {
     send_packet(&mut gdb, "?");
     assert!(read_packet(&mut gdb).starts_with('T'));
     send_packet(&mut gdb, "c");
-    std::thread::sleep(Duration::from_millis(50));
+    // the stub has taken the continue: the guest runs when gdb goes away
+    read_ack(&mut gdb);
     drop(gdb);
     let stderr = session.finishes_unchanged();
     assert!(stderr.contains("gdb closed the connection"), "{stderr}");
@@ -730,10 +739,12 @@ fn a_gdb_port_in_use_is_refused_before_the_run() {
 /// precedes), so the run costs 50 cycles more than a plain one (the 50th
 /// iteration was charged before the write) for as many instructions.
 #[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
 fn code_written_by_the_debugger_is_priced_anew() {
-    if skip_without_gdb() {
-        return;
-    }
+    require_tool("gdb-multiarch");
     let dir = scratch("gdb-code-write");
     let elf = guest("cortex-m4", "microbench");
     run_plain(&dir, "cortex-m4", &elf, &[]);

@@ -145,73 +145,126 @@ fn a_new_c_project_builds_and_runs_with_make_run() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-fn rust_target_installed(triple: &str) -> bool {
-    Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .any(|l| l == triple)
-        })
-        .unwrap_or(false)
+/// A `sim-host new --lang rust` project, made and run with `cargo run`
+/// once per test process (in its process scratch folder), for its own test
+/// and the callgrind_annotate one.
+struct RustProject {
+    name: String,
+    home: PathBuf,
+    work: PathBuf,
+    /// What `cargo run` printed.
+    run: Output,
+    elf: PathBuf,
 }
 
-#[test]
-fn a_new_rust_project_builds_and_runs_with_cargo_run() {
-    let home = scratch("new-rust-home");
-    let work = scratch("new-rust");
-    for (target, triple, main) in [
-        ("cortex-m4", "thumbv7em-none-eabi", "__cortex_m_rt_main"),
-        (
-            "rv32imac",
-            "riscv32imac-unknown-none-elf",
-            "__risc_v_rt__main",
-        ),
-    ] {
-        if !rust_target_installed(triple) {
-            eprintln!(
-                "SKIPPED: the Rust target {triple} is not installed \
-                 (scripts/bootstrap.sh adds it where rustup can): no Rust guest test for {target}"
-            );
-            continue;
-        }
+/// The Rust guest project of `target`: `(target, triple, main)` is one of
+/// [`RUST_TARGETS`].
+fn rust_project((target, triple, _): (&str, &str, &str)) -> &'static RustProject {
+    static PROJECTS: [OnceLock<RustProject>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = RUST_TARGETS
+        .iter()
+        .position(|t| t.0 == target)
+        .expect("a target of RUST_TARGETS");
+    PROJECTS[slot].get_or_init(|| {
+        e2e_tests::require_rust_target(triple);
+        let home = process_scratch().join(format!("new-rust-home-{target}"));
+        let work = process_scratch().join(format!("new-rust-{target}"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&work).unwrap();
         let name = format!("rdemo_{}", target.replace('-', "_"));
         let out = command(&work, &home, "sim-host")
             .args(["new", &name, "--target", target, "--lang", "rust"])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
-        let out = command(&work.join(&name), &home, "cargo")
+        let run = command(&work.join(&name), &home, "cargo")
             .args(["run", "-q"])
             .output()
             .unwrap();
-        // demangled: the crate's own function, not `_ZN…17h…E`
-        let function = format!("{name}::{main}");
-        assert_ran(&out, &name, &function, "main.rs");
         let elf = work
             .join(&name)
             .join("target")
             .join(triple)
             .join("debug")
             .join(&name);
-        assert_annotated_source(&work, &home, &elf, target, "main.rs");
-    }
-    let _ = std::fs::remove_dir_all(&work);
+        RustProject {
+            name,
+            home,
+            work,
+            run,
+            elf,
+        }
+    })
 }
 
-/// `callgrind_annotate --auto=yes` on the guest's callgrind profile shows
-/// its source file with costs on its lines.
-fn assert_annotated_source(work: &Path, home: &Path, elf: &Path, target: &str, file: &str) {
-    if !e2e_tests::have("callgrind_annotate") {
-        eprintln!("SKIPPED: callgrind_annotate (valgrind) is not installed");
-        return;
-    }
-    let profile = work.join(format!("{target}.callgrind"));
-    let out = command(work, home, "sim-host")
+/// The built-in targets a Rust guest is tested on: name, Rust target
+/// triple, and the mangled name's tail of the runtime's `main`.
+const RUST_TARGETS: [(&str, &str, &str); 2] = [
+    ("cortex-m4", "thumbv7em-none-eabi", "__cortex_m_rt_main"),
+    (
+        "rv32imac",
+        "riscv32imac-unknown-none-elf",
+        "__risc_v_rt__main",
+    ),
+];
+
+fn new_rust_project_runs(target: (&str, &str, &str)) {
+    let project = rust_project(target);
+    // demangled: the crate's own function, not `_ZN…17h…E`
+    let function = format!("{}::{}", project.name, target.2);
+    assert_ran(&project.run, &project.name, &function, "main.rs");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_rust_thumbv7em),
+    ignore = "needs the Rust target thumbv7em-none-eabi (scripts/bootstrap.sh adds it)"
+)]
+fn a_new_rust_project_builds_and_runs_with_cargo_run_on_cortex_m4() {
+    new_rust_project_runs(RUST_TARGETS[0]);
+}
+
+#[test]
+#[cfg_attr(
+    not(has_rust_riscv32imac),
+    ignore = "needs the Rust target riscv32imac-unknown-none-elf (scripts/bootstrap.sh adds it)"
+)]
+fn a_new_rust_project_builds_and_runs_with_cargo_run_on_rv32imac() {
+    new_rust_project_runs(RUST_TARGETS[1]);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_rust_thumbv7em, has_callgrind_annotate)),
+    ignore = "needs the Rust target thumbv7em-none-eabi and callgrind_annotate \
+              (valgrind; scripts/bootstrap.sh installs both)"
+)]
+fn callgrind_annotate_shows_a_rust_guest_s_source_on_cortex_m4() {
+    assert_annotated_rust_source(RUST_TARGETS[0]);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_rust_riscv32imac, has_callgrind_annotate)),
+    ignore = "needs the Rust target riscv32imac-unknown-none-elf and callgrind_annotate \
+              (valgrind; scripts/bootstrap.sh installs both)"
+)]
+fn callgrind_annotate_shows_a_rust_guest_s_source_on_rv32imac() {
+    assert_annotated_rust_source(RUST_TARGETS[1]);
+}
+
+/// `callgrind_annotate --auto=yes` on the Rust guest's callgrind profile
+/// shows its source file with costs on its lines.
+fn assert_annotated_rust_source(target: (&str, &str, &str)) {
+    e2e_tests::require_tool("callgrind_annotate");
+    let project = rust_project(target);
+    let (target, file) = (target.0, "main.rs");
+    let dir = scratch(&format!("annotate-{target}"));
+    let profile = dir.join(format!("{target}.callgrind"));
+    let out = command(&project.work, &project.home, "sim-host")
         .args(["run", "-q", "--target", target, "--callgrind"])
         .arg(&profile)
-        .arg(elf)
+        .arg(&project.elf)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -261,11 +314,12 @@ fn an_elf_for_another_core_gets_the_right_target_named() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_cmake),
+    ignore = "needs cmake (scripts/bootstrap.sh installs it)"
+)]
 fn the_sdk_cmake_toolchain_builds_a_guest_that_runs() {
-    if !e2e_tests::have("cmake") {
-        eprintln!("SKIPPED: cmake is not installed (scripts/bootstrap.sh installs it)");
-        return;
-    }
+    e2e_tests::require_tool("cmake");
     let home = scratch("cmake-home");
     let work = scratch("cmake");
     let out = command(&work, &home, "sim-host")

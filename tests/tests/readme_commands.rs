@@ -9,8 +9,10 @@
 //! later lines read them back; `[optional parts]` are kept, so the
 //! optional flags are tested too; a `# comment` is cut. Lines run under
 //! `bash -o pipefail`, so `$S arp dump data.arp | head` must exit 0 too.
+//! The lines that load the C example plugin run in a test of their own,
+//! which needs a host gcc to build it.
 
-use e2e_tests::{guest, have, repo_root, scratch, sim_host_bin};
+use e2e_tests::{guest, repo_root, require_tool, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -53,16 +55,18 @@ struct Rewrite {
     /// Owns `scratch` (removed with it); none in the unit tests of the
     /// rewriting, whose paths are made up.
     _folder: Option<e2e_tests::Scratch>,
-    /// The C example plugin, when a host gcc could build it.
+    /// The C example plugin, when the lines need it.
     plugin: Option<PathBuf>,
 }
 
 impl Rewrite {
-    fn new() -> Rewrite {
+    /// Rewriting into a fresh scratch folder; `plugin` builds the example
+    /// plugin there, for the lines that load it.
+    fn new(plugin: Option<fn(&Path) -> PathBuf>) -> Rewrite {
         let folder = scratch("readme-commands");
         std::fs::create_dir_all(folder.join("files")).unwrap();
         let guests = guest("cortex-m4", "filter").parent().unwrap().to_owned();
-        let plugin = have("gcc").then(|| build_c_plugin(&folder));
+        let plugin = plugin.map(|build| build(&folder));
         Rewrite {
             bin: sim_host_bin(),
             guests,
@@ -183,18 +187,44 @@ fn untracked_files() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether a README line needs the C example plugin (built with the host
+/// gcc): those lines run in their own test.
+fn needs_plugin(line: &str) -> bool {
+    line.contains("./energy.so")
+}
+
 #[test]
 fn every_readme_command_line_runs() {
-    let untracked_before = untracked_files();
-    let rewrite = Rewrite::new();
-    let commands = readme_commands();
+    let commands: Vec<_> = readme_commands()
+        .into_iter()
+        .filter(|(_, text)| !needs_plugin(text))
+        .collect();
     assert!(commands.len() >= 15, "{commands:?}");
+    run_readme_lines(&commands, Rewrite::new(None));
+}
+
+#[test]
+#[cfg_attr(
+    not(has_gcc),
+    ignore = "needs a host gcc for the C example plugin (scripts/bootstrap.sh installs it)"
+)]
+fn every_readme_plugin_line_runs() {
+    require_tool("gcc");
+    let commands: Vec<_> = readme_commands()
+        .into_iter()
+        .filter(|(_, text)| needs_plugin(text))
+        .collect();
+    assert!(!commands.is_empty(), "README.md shows a plugin run");
+    let rewrite = Rewrite::new(Some(build_c_plugin));
+    run_readme_lines(&commands, rewrite);
+}
+
+/// Runs README lines in order with `rewrite`; every one must exit 0 and
+/// none may write into the repository.
+fn run_readme_lines(commands: &[(usize, String)], rewrite: Rewrite) {
+    let untracked_before = untracked_files();
     let mut failures = Vec::new();
-    for (number, text) in &commands {
-        if text.contains("./energy.so") && rewrite.plugin.is_none() {
-            eprintln!("README.md:{number}: skipped (no host gcc for the plugin)");
-            continue;
-        }
+    for (number, text) in commands {
         let shell = rewrite.line(text);
         // In the scratch folder: a run without -o writes data.arp where
         // it stands.

@@ -3,7 +3,7 @@
 //! `--fs-root` (issue 12). Every file a test makes is in its own scratch
 //! folder; device nodes are made there with mknod, never the machine's.
 
-use e2e_tests::{guest, scratch, sim_host_bin};
+use e2e_tests::{guest, require_null_device, scratch, sim_host_bin};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -38,17 +38,14 @@ fn temporaries(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_mknod),
+    ignore = "needs mknod of a device node (CAP_MKNOD: run as root)"
+)]
 fn a_device_node_as_output_stays_a_device() {
     let dir = scratch("device-out");
     let null = dir.join("null");
-    let made = Command::new("mknod")
-        .arg(&null)
-        .args(["c", "1", "3"])
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED: mknod needs root; the device-node output case is not tested");
-        return;
-    }
+    require_null_device(&null);
     for extra in [&[][..], &["--gzip"], &["--mode", "record_all"]] {
         let mut args = vec![crash_elf(), "-q".into(), "-o".into(), "null".into()];
         args.extend(extra.iter().map(|s| s.to_string()));
@@ -189,6 +186,16 @@ fn finish(mut child: Child, limit: Duration) -> (i32, String) {
     }
 }
 
+/// Polls `condition` until it holds; fails the test if it does not within
+/// `limit` (a bound on a wait for an event, not a pause before a check).
+fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn assert_partial(dir: &Path) {
     let data = std::fs::read_to_string(dir.join("d.arp")).unwrap();
     let count_line = data.lines().nth(2).unwrap();
@@ -207,8 +214,8 @@ fn assert_partial(dir: &Path) {
 fn every_stop_signal_ends_a_run_with_its_status_and_a_partial_file() {
     for (name, status) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
         let dir = scratch(&format!("signal-{name}"));
+        // start_looping returns once the guest has recorded its samples
         let child = start_looping(&dir, "loop", Stdio::null());
-        std::thread::sleep(Duration::from_millis(100));
         signal(&child, name);
         let (code, err) = finish(child, Duration::from_secs(60));
         assert_eq!(code, status, "SIG{name}: {err}");
@@ -429,14 +436,22 @@ fn a_signal_stops_a_suite_and_keeps_its_results_so_far() {
         let manifest = suite_manifest(&dir, 3);
         let child = Command::new(sim_host_bin())
             .current_dir(&dir)
-            .args(["suite", "-j", "1", "--json", "r.json"])
+            .args(["suite", "-j", "1", "--json", "r.json", "--out", "out"])
             .arg(&manifest)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(1500));
+        // The first entry runs: its guest has started recording (into a
+        // temporary file beside out/entries/loop-0.arp) and loops.
+        let entry_files = dir.join("out/entries");
+        wait_until("the first entry records", Duration::from_secs(60), || {
+            entry_files.is_dir()
+                && temporaries(&entry_files)
+                    .iter()
+                    .any(|n| n.starts_with(".loop-0.arp."))
+        });
         signal(&child, name);
         let (code, err) = finish(child, Duration::from_secs(60));
         assert_eq!(code, status, "SIG{name}: {err}");
@@ -451,6 +466,7 @@ fn a_signal_stops_a_suite_and_keeps_its_results_so_far() {
         assert_eq!(entries[0]["stop"], "interrupted");
         assert_eq!(entries[2]["stop"], "not_run");
         assert!(temporaries(&dir).is_empty());
+        assert!(temporaries(&dir.join("out/entries")).is_empty());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -4,7 +4,7 @@
 //! the file and entry named, and the recipes of docs/scale-out.md run as
 //! written.
 
-use e2e_tests::{guest, guests_dir, have, repo_root, scratch, sim_host_bin};
+use e2e_tests::{guest, guests_dir, repo_root, require_tool, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -427,11 +427,12 @@ fn shell(dir: &Path, program: &str) -> Command {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_parallel),
+    ignore = "needs GNU parallel (scripts/bootstrap.sh installs it)"
+)]
 fn the_gnu_parallel_recipe_runs_as_documented() {
-    if !have("parallel") {
-        eprintln!("SKIPPED: GNU parallel is not installed (scripts/bootstrap.sh installs it)");
-        return;
-    }
+    require_tool("parallel");
     let dir = scratch("shards-parallel");
     write_manifest(&dir);
     run_whole(&dir);
