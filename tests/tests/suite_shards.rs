@@ -8,6 +8,7 @@ use e2e_tests::slurm::{Cluster, JobState};
 use e2e_tests::{guest, guests_dir, have, repo_root, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Instant;
 
 /// A manifest of 8 fast entries (microbench, exits, one filter run) as
 /// `suite.toml` in `dir`.
@@ -661,6 +662,12 @@ fn a_cancelled_array_task_fails_the_merge_and_its_retry_completes_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Seconds from `start` until none of `jobs` is queued any more.
+fn seconds_until_ended(cluster: &Cluster, jobs: &[&str], start: Instant) -> f64 {
+    cluster.wait_until_ended(jobs);
+    start.elapsed().as_secs_f64()
+}
+
 /// Submits `sbatch ARGS` in `dir`; the job id.
 fn sbatch(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
     let mut all = vec!["--parsable", "--chdir"];
@@ -668,6 +675,126 @@ fn sbatch(cluster: &Cluster, dir: &Path, args: &[&str]) -> String {
     all.push(dir);
     all.extend(args);
     cluster.must("sbatch", &all).trim().to_owned()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The figures of docs/scale-out.md ("What Slurm adds"): how long the
+/// daemons take to start, what an array task and a dependent job cost
+/// beyond their own work, and the recipe through Slurm against the same
+/// shards and merge run directly. Prints, asserts nothing about time.
+#[test]
+#[ignore = "a measurement for docs/scale-out.md: cargo test --release -p e2e-tests --test suite_shards slurm_costs -- --ignored --nocapture"]
+fn slurm_costs() {
+    const RUNS: usize = 5;
+    let dir = scratch("shards-slurm-costs");
+    write_manifest(&dir);
+    run_whole(&dir);
+    std::fs::write(dir.join("suite.sbatch"), recipe("slurm")).unwrap();
+    let mut start_up = Vec::new();
+    for run in 0..RUNS {
+        let cluster = Cluster::start(&dir.join(format!("start-{run}")));
+        start_up.push((cluster.ready - cluster.started).as_secs_f64());
+    }
+    let cluster = Cluster::start(&dir.join("slurm"));
+    // arrays of empty tasks: the cost of one more task is the slope
+    let mut arrays = Vec::new();
+    for n in [1usize, 16, 64] {
+        let times: Vec<f64> = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                let range = format!("--array=0-{}", n - 1);
+                let job = sbatch(
+                    &cluster,
+                    &dir,
+                    &[&range, "--output=/dev/null", "--wrap", "true"],
+                );
+                seconds_until_ended(&cluster, &[&job], start)
+            })
+            .collect();
+        arrays.push((n, median(times)));
+    }
+    // an empty job, and an empty job depending on it (afterany)
+    let (mut single, mut pair) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let job = sbatch(&cluster, &dir, &["--output=/dev/null", "--wrap", "true"]);
+        single.push(seconds_until_ended(&cluster, &[&job], start));
+        let start = Instant::now();
+        let first = sbatch(&cluster, &dir, &["--output=/dev/null", "--wrap", "true"]);
+        let dependency = format!("--dependency=afterany:{first}");
+        let then = sbatch(
+            &cluster,
+            &dir,
+            &[&dependency, "--output=/dev/null", "--wrap", "true"],
+        );
+        pair.push(seconds_until_ended(&cluster, &[&first, &then], start));
+    }
+    // the recipe through Slurm, and its shards and merge run directly
+    let (mut slurm, mut direct) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let _ = std::fs::remove_dir_all(dir.join("results"));
+        let start = Instant::now();
+        let (array, merge) = submit(&cluster, &dir, "slurm-submit", "shards:");
+        slurm.push(seconds_until_ended(&cluster, &[&array, &merge], start));
+        let _ = std::fs::remove_dir_all(dir.join("results"));
+        let start = Instant::now();
+        for k in 1..=4 {
+            let shard = format!("{k}/4");
+            let out = sim_host(
+                &dir,
+                &[
+                    "suite",
+                    "suite.toml",
+                    "--shard",
+                    &shard,
+                    "--out",
+                    "results",
+                    "-j",
+                    "4",
+                ],
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+        let out = sim_host(
+            &dir,
+            &[
+                "suite",
+                "merge",
+                "results/shard-1-of-4.json",
+                "results/shard-2-of-4.json",
+                "results/shard-3-of-4.json",
+                "results/shard-4-of-4.json",
+                "-o",
+                "direct.json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        direct.push(start.elapsed().as_secs_f64());
+    }
+    drop(cluster);
+    eprintln!("slurm costs (medians of {RUNS} runs, seconds):");
+    eprintln!(
+        "  start-up (munged, slurmctld, slurmd until the node is idle): {:.2} (min {:.2})",
+        median(start_up.clone()),
+        start_up.iter().copied().fold(f64::MAX, f64::min)
+    );
+    for (n, t) in &arrays {
+        eprintln!("  array of {n} empty tasks, submission to ended: {t:.2}");
+    }
+    let (n0, t0) = arrays[0];
+    let (n1, t1) = arrays[arrays.len() - 1];
+    eprintln!("  per array task: {:.3}", (t1 - t0) / (n1 - n0) as f64);
+    eprintln!(
+        "  one empty job: {:.2}; with an afterany job after it: {:.2}",
+        median(single),
+        median(pair)
+    );
+    eprintln!("  the recipe (4 shards + merge) through Slurm: {:.2}; its shards and merge run directly one after another: {:.2}", median(slurm), median(direct));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
