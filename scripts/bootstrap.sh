@@ -17,6 +17,10 @@
 #   python3                      guest-shim/build.py (tomllib: Python >= 3.11)
 #   gcc, make, pkg-config        host C for the libarp end-to-end test
 #   valgrind                     callgrind_annotate reads our callgrind output
+#   munge, slurmctld, slurmd,    a real single-node Slurm for the job-array
+#   slurm-client                 recipe of docs/scale-out.md (the tests start
+#                                and stop their own daemons; the packages'
+#                                services are not used)
 set -euo pipefail
 
 PACKAGES=(
@@ -26,6 +30,7 @@ PACKAGES=(
   qemu-system-arm valgrind fonts-dejavu-core
   parallel  # GNU parallel: the docs/scale-out.md recipe test
   gdb-multiarch  # tests/tests/gdb.rs: debugging a guest through --gdb
+  munge slurmctld slurmd slurm-client  # tests/tests/suite_shards.rs: the Slurm recipe
 )
 # Tests replace the list to exercise the failure path.
 if [[ -n "${BOOTSTRAP_PACKAGES:-}" ]]; then

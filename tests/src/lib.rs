@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 
 pub mod golden;
 pub mod probe;
+pub mod slurm;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
