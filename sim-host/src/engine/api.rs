@@ -90,6 +90,11 @@ pub enum Stop {
     /// sim-host itself failed inside the run (a bug, caught where it
     /// happened): the message says where.
     Internal(String),
+    /// The guest needs what sim-host does not model (a System Control
+    /// Space register, a feature of one): where, and what.
+    Unsupported(Fault),
+    /// The guest asked for a system reset (AIRCR.SYSRESETREQ).
+    SystemReset,
 }
 
 /// What went wrong in the guest.

@@ -76,6 +76,16 @@ impl BlockCache {
         Some(price)
     }
 
+    /// The price of the block at `addr`, if priced (off the hot path: no
+    /// slot is filled).
+    pub(super) fn peek(&self, addr: u32) -> Option<Price> {
+        let slot = &self.slots[slot_of(addr)];
+        if slot.tag == addr.wrapping_add(1) {
+            return Some(slot.price);
+        }
+        Some(self.prices[*self.index.get(&addr)? as usize])
+    }
+
     /// Forgets the prices of blocks with code in `start..end` (the guest
     /// or the debugger wrote there): they are priced anew when they next
     /// run. Intercepted entry points keep theirs.

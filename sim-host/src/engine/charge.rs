@@ -4,6 +4,7 @@
 
 use super::api::Stop;
 use super::intercept::intercept;
+use super::interrupts::take_due;
 use super::pricing::price_at;
 use super::state::{stop_with, Uc};
 use crate::host::arp_host::ENTRY_POINTS;
@@ -39,6 +40,7 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     }
     st.clock.cycles += u64::from(price.cycles);
     st.clock.instructions += u64::from(price.instructions);
+    st.clock.block_start = addr;
     st.clock.prev_fallthrough = u64::from(price.fallthrough);
     st.clock.prev_taken_extra = u32::from(price.taken_extra);
     st.clock.prev_last_insn = u64::from(price.last_insn);
@@ -66,7 +68,8 @@ pub(super) fn at_slice_boundary(uc: &mut Uc<'_>, addr: u64) -> bool {
         }
     }
     if st.clock.cycles < st.limits.slice_limit {
-        return poll(uc);
+        // an exception taken here runs first; this block after its return
+        return poll(uc) && !take_due(uc, addr);
     }
     if st.clock.cycles >= st.limits.max_cycles {
         let limit = st.limits.max_cycles;

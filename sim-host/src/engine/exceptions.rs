@@ -5,6 +5,7 @@
 use super::api::{uc, MachineError};
 use super::api::{Counting, Stop};
 use super::memory::{add_fault_hook, fault_hook_ranges, UcMemory};
+use super::interrupts;
 use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::{describe_intr, fault, stop_for_deadline_or_signal};
@@ -91,6 +92,35 @@ pub(super) fn riscv_semihosting_sites(image: &GuestImage) -> Vec<u64> {
     sites
 }
 
+/// QEMU's ARM exception numbers, as Unicorn reports them.
+const EXCP_SWI: u32 = 2;
+const EXCP_BKPT: u32 = 7;
+const EXCP_EXCEPTION_EXIT: u32 = 8;
+
+/// A trap of an ARM core: semihosting (`BKPT 0xAB`), an SVC and an
+/// exception return (`interrupts`, on a core with a System Control
+/// Space), or a fault.
+fn arm_trap(uc: &mut Uc<'_>, intno: u32) {
+    let pc = uc.reg_read(RegisterARM::PC).unwrap_or(0);
+    let mut insn = [0u8; 2];
+    let is_semihosting = intno == EXCP_BKPT
+        && uc.mem_read(pc, &mut insn).is_ok()
+        && u16::from_le_bytes(insn) == 0xbeab;
+    let has_scs = uc.get_data().system.is_some();
+    match intno {
+        _ if is_semihosting => {
+            semihosting_call(uc);
+            let _ = uc.reg_write(RegisterARM::PC, (pc + 2) | 1);
+        }
+        EXCP_SWI if has_scs => interrupts::svc(uc),
+        EXCP_EXCEPTION_EXIT if has_scs => interrupts::exception_return(uc),
+        _ => {
+            let stop = fault(uc, describe_intr(Arch::Arm, intno), None);
+            stop_with(uc, stop);
+        }
+    }
+}
+
 /// Semihosting, exceptions and memory faults.
 pub(super) fn install_exception_hooks(
     emu: &mut Uc<'static>,
@@ -102,20 +132,7 @@ pub(super) fn install_exception_hooks(
         Arch::Arm => {
             uc(
                 "interrupt hook",
-                emu.add_intr_hook(|uc: &mut Uc<'_>, intno| {
-                    let pc = uc.reg_read(RegisterARM::PC).unwrap_or(0);
-                    let mut insn = [0u8; 2];
-                    let is_semihosting = intno == 7
-                        && uc.mem_read(pc, &mut insn).is_ok()
-                        && u16::from_le_bytes(insn) == 0xbeab;
-                    if is_semihosting {
-                        semihosting_call(uc);
-                        let _ = uc.reg_write(RegisterARM::PC, (pc + 2) | 1);
-                    } else {
-                        let stop = fault(uc, describe_intr(Arch::Arm, intno), None);
-                        stop_with(uc, stop);
-                    }
-                }),
+                emu.add_intr_hook(arm_trap),
             )?;
         }
         Arch::Riscv => {

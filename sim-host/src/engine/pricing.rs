@@ -32,6 +32,41 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     }
 }
 
+/// The running core's counters at the start of the instruction at `pc`
+/// of the block being executed: blocks are charged whole when they start,
+/// so what the block's instructions before `pc` cost is taken back out of
+/// the rest (priced as the block's prefix, with the same rules). Outside
+/// the charged block (an intercepted stub), the counters as they are.
+pub(super) fn counters_at(uc: &Uc<'_>, pc: u64) -> (u64, u64) {
+    let st = uc.get_data();
+    let (cycles, instructions) = (st.clock.cycles, st.clock.instructions);
+    let start = st.clock.block_start;
+    let Some(price) = st.cache.peek(start as u32) else {
+        return (cycles, instructions);
+    };
+    if pc < start || pc >= u64::from(price.fallthrough) {
+        return (cycles, instructions);
+    }
+    let Some((prefix_cycles, prefix_instructions)) = prefix_cost(uc, start, pc) else {
+        return (cycles, instructions);
+    };
+    (
+        cycles - u64::from(price.cycles) + prefix_cycles,
+        instructions - u64::from(price.instructions) + prefix_instructions,
+    )
+}
+
+/// What the instructions from `start` up to `pc` cost as a block.
+fn prefix_cost(uc: &Uc<'_>, start: u64, pc: u64) -> Option<(u64, u64)> {
+    let mut code = vec![0u8; (pc - start) as usize];
+    uc.mem_read(start, &mut code).ok()?;
+    let st = uc.get_data();
+    let wait = st.target.region_of(start, 1).map_or(0, |r| r.wait_states);
+    let insns = st.decoder.decode(&code, start, false).ok()?;
+    let cost = cycles::price_block(&st.target, &insns, wait);
+    Some((u64::from(cost.cycles), u64::from(cost.instructions)))
+}
+
 /// An intercepted function's block: it costs nothing, and its successor
 /// is not reached by a branch the guest pays for.
 pub(super) fn price_at_zero(emu: &mut Uc<'static>, addr: u64, intercept: u8) {

@@ -13,12 +13,15 @@ use super::options::RunOptions;
 use super::pricing::dynamic_sites;
 use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
+use super::csr::{self, CounterOffsets};
+use super::scs::CoreSystem;
 use super::state::{
     stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
 };
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
 use crate::host::arp_host::ArpHost;
+use crate::host::scs::Scs;
 use crate::host::sandbox::Sandbox;
 use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::Scheduler;
@@ -108,6 +111,9 @@ pub(super) fn run_once(
     let state = new_state(&image, &target, options, decoder)?;
     let mut emu = create_engine(state, &target, &image)?;
     install_interception(&mut emu, &image, options)?;
+    if options.counting != Counting::Off {
+        csr::install(&mut emu, &image)?;
+    }
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     // kept until the run ends: the block hook is removed when dropped
     let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
@@ -166,6 +172,7 @@ pub(super) fn new_state(
             max_cycles,
             limit: max_cycles,
             slice_limit: max_cycles,
+            next_event: u64::MAX,
             interrupt: options.interrupt.clone(),
             timeout: options.timeout,
             progress: options.progress.clone(),
@@ -176,6 +183,13 @@ pub(super) fn new_state(
         threads: new_threads(image, target, options),
         end: Ending::default(),
         debug: DebugMarks::default(),
+        system: target
+            .system
+            .core
+            .clone()
+            .filter(|_| target.arch == Arch::Arm)
+            .map(|facts| Box::new(CoreSystem::new(Scs::new(facts)))),
+        counter_offsets: CounterOffsets::default(),
     })
 }
 
@@ -255,6 +269,7 @@ pub(super) fn create_engine(
     // The CPU model must be set before anything initialises the engine.
     uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
     map_memory(&mut emu, target)?;
+    super::scs::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),

@@ -3,6 +3,8 @@
 
 use super::api::Stop;
 use super::blocks::BlockCache;
+use super::csr::CounterOffsets;
+use super::scs::CoreSystem;
 use crate::host::arp_host::{ArpHost, TraceStats};
 use crate::host::progress::{ProgressShared, Snapshot};
 use crate::host::semihost::{HostConsole, Semihost};
@@ -34,6 +36,10 @@ pub(super) struct State {
     pub(super) threads: Threads,
     pub(super) end: Ending,
     pub(super) debug: DebugMarks,
+    /// The System Control Space of a Cortex-M core (`None` on RISC-V).
+    pub(super) system: Option<Box<CoreSystem>>,
+    /// What RISC-V's `mcycle` and `minstret` were set to.
+    pub(super) counter_offsets: CounterOffsets,
 }
 
 /// The running thread's counters and what the cycle model carries from
@@ -50,6 +56,9 @@ pub(super) struct Clock {
     pub(super) prev_last_insn: u64,
     /// The running thread's clock after the last observed block.
     pub(super) observed: u64,
+    /// The start of the block being executed (charged when it started):
+    /// what an instruction inside it has cost so far is computed from it.
+    pub(super) block_start: u64,
 }
 
 /// When the block hook leaves its fast path, and what it then polls.
@@ -61,6 +70,9 @@ pub(super) struct Limits {
     pub(super) limit: u64,
     /// The lower of the cycle limit and the running thread's slice end.
     pub(super) slice_limit: u64,
+    /// When the core's timers next raise an exception, or a write asked
+    /// for a look at the pending ones (0): a boundary like the slice's.
+    pub(super) next_event: u64,
     pub(super) interrupt: Option<Arc<AtomicI32>>,
     pub(super) timeout: Option<Duration>,
     /// The live status display, when one is shown.
@@ -71,10 +83,11 @@ impl Limits {
     /// Where the block hook next leaves its fast path: the slice's end, or
     /// the next poll (from `cycles`) when there is something to poll.
     pub(super) fn next(&self, cycles: u64) -> u64 {
+        let boundary = self.slice_limit.min(self.next_event);
         if self.interrupt.is_none() && self.progress.is_none() {
-            return self.slice_limit;
+            return boundary;
         }
-        self.slice_limit.min(cycles.saturating_add(POLL_CYCLES))
+        boundary.min(cycles.saturating_add(POLL_CYCLES))
     }
 }
 

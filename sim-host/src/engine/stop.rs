@@ -21,6 +21,11 @@ pub(super) fn emulation_error_text(error: uc_error) -> String {
 pub(super) fn fault(uc: &mut Uc<'_>, kind: String, address: Option<u64>) -> Stop {
     let arch = uc.get_data().arch;
     let pc = uc.reg_read(regs(arch).pc).unwrap_or(0);
+    fault_at(uc, pc, kind, address)
+}
+
+/// A fault of the instruction at `pc` (where the PC register may lag).
+pub(super) fn fault_at(uc: &mut Uc<'_>, pc: u64, kind: String, address: Option<u64>) -> Stop {
     let mut code = [0u8; 4];
     let instruction = uc
         .mem_read(pc, &mut code)

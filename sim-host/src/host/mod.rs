@@ -8,6 +8,7 @@ pub mod counters;
 pub mod plugin;
 pub mod progress;
 pub mod sandbox;
+pub mod scs;
 pub mod semihost;
 pub mod signals;
 pub mod threads;

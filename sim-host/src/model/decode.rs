@@ -9,7 +9,7 @@ use crate::model::cycles::{DynamicOperands, Insn, RegMask};
 use crate::model::target::{Arch, InsnClass};
 use capstone::arch::arm::{ArmCC, ArmInsn, ArmOperandType};
 use capstone::arch::riscv::{RiscVInsn, RiscVOperand};
-use capstone::arch::{self, ArchOperand, BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn};
+use capstone::arch::{self, ArchDetail, ArchOperand, BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn};
 use capstone::{Capstone, RegId};
 use std::collections::HashMap;
 
@@ -135,6 +135,42 @@ impl Decoder {
             }
         }
         Ok(out)
+    }
+
+    /// How the instruction at the start of `code` (at `addr`) forms its
+    /// data address, if it accesses memory: base register plus
+    /// displacement, plus a shifted index register. A post-indexed access
+    /// addresses its base as it is (capstone gives it a zero displacement).
+    pub fn data_address(&self, code: &[u8], addr: u64) -> Option<(AddressForm, u8)> {
+        let insns = self.cs.disasm_count(code, addr, 1).ok()?;
+        let raw = insns.iter().next()?;
+        let detail = self.cs.insn_detail(raw).ok()?;
+        let form = match detail.arch_detail() {
+            ArchDetail::ArmDetail(arm) => arm.operands().find_map(|op| match op.op_type {
+                ArmOperandType::Mem(m) => Some(AddressForm {
+                    base: self.reg(m.base())?,
+                    index: self.reg(m.index()).map(|i| {
+                        let shift = match op.shift {
+                            capstone::arch::arm::ArmShift::Lsl(n) => n,
+                            _ => 0,
+                        };
+                        (i, shift, op.subtracted || m.scale() < 0)
+                    }),
+                    disp: i64::from(m.disp()),
+                }),
+                _ => None,
+            }),
+            ArchDetail::RiscVDetail(rv) => rv.operands().find_map(|op| match op {
+                RiscVOperand::Mem(m) => Some(AddressForm {
+                    base: self.reg(m.base())?,
+                    index: None,
+                    disp: m.disp(),
+                }),
+                _ => None,
+            }),
+            _ => None,
+        }?;
+        Some((form, raw.len() as u8))
     }
 
     /// Mnemonic and operands of the instruction at `addr`, for messages.
@@ -442,6 +478,31 @@ fn is_store(id: u32) -> bool {
     ]
     .iter()
     .any(|i| *i as u32 == id)
+}
+
+/// How a load or store forms its address: `base + disp`, plus
+/// `index << shift` (subtracted when the flag is set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressForm {
+    pub base: u8,
+    pub index: Option<(u8, u32, bool)>,
+    pub disp: i64,
+}
+
+impl AddressForm {
+    /// The address with the registers' values `reg(n)`.
+    pub fn evaluate(&self, reg: impl Fn(u8) -> u64) -> u64 {
+        let mut a = reg(self.base).wrapping_add_signed(self.disp);
+        if let Some((i, shift, subtract)) = self.index {
+            let offset = reg(i) << shift;
+            a = if subtract {
+                a.wrapping_sub(offset)
+            } else {
+                a.wrapping_add(offset)
+            };
+        }
+        a & 0xFFFF_FFFF
+    }
 }
 
 /// The registers an ARM instruction's operands read, write and address.

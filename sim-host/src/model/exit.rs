@@ -24,6 +24,13 @@ pub const TIMEOUT: i32 = 123;
 pub const VERIFICATION: i32 = 124;
 /// The run could not start: a bad ELF, target, option or output path.
 pub const SETUP: i32 = 125;
+/// The guest needs what sim-host does not model (a System Control Space
+/// register, an instruction without a price): the same status as a run
+/// that could not start, for the same reason (the model lacks something).
+pub const UNSUPPORTED: i32 = 125;
+/// The guest asked for a system reset (AIRCR.SYSRESETREQ); the run ends
+/// there, with its results so far.
+pub const SYSTEM_RESET: i32 = 118;
 /// The signal a debugger's `kill` ends a run with (SIGKILL: status 137).
 pub const KILLED_BY_DEBUGGER: i32 = 9;
 

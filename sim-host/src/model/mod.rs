@@ -2,6 +2,7 @@
 //! instruction decoding into classes, block pricing, and the tool's exit
 //! statuses. Nothing here depends on a layer above.
 
+pub mod cores;
 pub mod cycles;
 pub mod decode;
 pub mod exit;

@@ -310,6 +310,9 @@ pub struct Target {
     /// is not word aligned (two fetches are needed).
     pub misaligned_target: u32,
     pub classes: BTreeMap<InsnClass, ClassCost>,
+    /// The board around the core (`[system]`): System Control Space
+    /// facts, peripheral ranges, the RISC-V machine timer.
+    pub system: System,
     /// The file it was loaded from.
     pub file: PathBuf,
 }
@@ -329,6 +332,8 @@ struct TargetFile {
     memory: Vec<RegionFile>,
     guest: GuestBuild,
     cycles: CycleTableFile,
+    #[serde(default)]
+    system: SystemFile,
 }
 
 fn one() -> u32 {
@@ -414,6 +419,11 @@ impl Target {
             ));
         }
         let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
+        let system = raw
+            .system
+            .validate(&raw.cpu)
+            .and_then(|s| check_board(s, &regions))
+            .map_err(|(f, m)| invalid(&f, m))?;
         let classes = parse_classes(raw.cycles.class, raw.arch).map_err(|(f, m)| invalid(&f, m))?;
         Ok(Target {
             name: raw.name,
@@ -427,6 +437,7 @@ impl Target {
             cycle_reference: raw.cycles.reference,
             misaligned_target: raw.cycles.misaligned_target,
             classes,
+            system,
             file: file.to_owned(),
         })
     }
@@ -662,7 +673,23 @@ fn parse_class_cost(field: &str, c: ClassCostFile) -> Result<ClassCost, FieldErr
     })
 }
 
+/// The peripheral ranges must not cover memory (an access there is RAM's).
+fn check_board(system: System, regions: &[Region]) -> Result<System, FieldError> {
+    for (i, p) in system.peripherals.iter().enumerate() {
+        if let Some(r) = regions.iter().find(|r| p.start < r.end() && r.start < p.end()) {
+            return Err((
+                format!("system.peripherals[{i}].start"),
+                format!("`{}` overlaps memory region `{}`", p.name, r.name),
+            ));
+        }
+    }
+    Ok(system)
+}
+
 pub mod catalog;
+mod system;
+pub use system::{MachineTimer, Peripheral, System};
+use system::SystemFile;
 use catalog::{find, names, Source};
 
 /// Names of the built-in targets (and the user's, see [`names`]), sorted.

@@ -152,6 +152,12 @@ impl Report {
             ),
             Stop::Arp(m) => ("arp_error", None, Some(m.clone())),
             Stop::Internal(m) => ("internal_error", None, Some(m.clone())),
+            Stop::Unsupported(f) => ("unsupported", None, Some(f.to_string())),
+            Stop::SystemReset => (
+                "system_reset",
+                None,
+                Some("the guest asked for a system reset (AIRCR.SYSRESETREQ)".to_owned()),
+            ),
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;

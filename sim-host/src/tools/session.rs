@@ -179,6 +179,8 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
         Stop::Fault(_) => exit::FAULT,
         Stop::Arp(_) => exit::ARP_ERROR,
         Stop::Internal(_) => exit::INTERNAL,
+        Stop::Unsupported(_) => exit::UNSUPPORTED,
+        Stop::SystemReset => exit::SYSTEM_RESET,
         Stop::CycleLimit(_) => exit::CYCLE_LIMIT,
         Stop::Timeout(_) => exit::TIMEOUT,
         Stop::Interrupted(signal) => exit::for_signal(signal),

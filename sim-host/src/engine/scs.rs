@@ -1,0 +1,159 @@
+//! The System Control Space in the engine: the SCS and the DWT are mapped
+//! as MMIO answered by `host::scs` from the simulated state. A counter
+//! read returns the cycle count at the reading instruction, not at its
+//! block's start: Unicorn's PC is not kept per instruction, but the
+//! registers are current when an MMIO access is made (TCG writes them back
+//! before its memory helpers), so the accessing instruction is the next
+//! load or store of the running block whose address, from those registers,
+//! is the one accessed. Only Cortex-M targets have it; nothing here runs
+//! for code that never touches it.
+
+use super::api::{uc, MachineError, Stop};
+use super::pricing::counters_at;
+use super::registers::arch_reg;
+use super::state::{stop_with, Uc};
+use super::stop::fault_at;
+use crate::host::scs::{Effects, Scs, BLOCK_SIZE, DWT_BASE, SCS_BASE};
+use unicorn_engine::RegisterARM;
+
+/// The System Control Space of the running core and where in the running
+/// block its last access was made.
+#[derive(Debug)]
+pub(super) struct CoreSystem {
+    pub(super) scs: Scs,
+    /// The execution of a block (its start and the instruction count
+    /// after it was charged) and the instruction after the one that made
+    /// the last access: the next access is made by it or a later one.
+    cursor: Option<((u64, u64), u64)>,
+    /// Accesses that could not be placed in their block (their counters
+    /// are those of the block's end).
+    pub(super) unplaced: u64,
+}
+
+impl CoreSystem {
+    pub(super) fn new(scs: Scs) -> CoreSystem {
+        CoreSystem {
+            scs,
+            cursor: None,
+            unplaced: 0,
+        }
+    }
+}
+
+/// Maps the SCS and the DWT pages of a core that has them.
+pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
+    if emu.get_data().system.is_none() {
+        return Ok(());
+    }
+    for base in [SCS_BASE, DWT_BASE] {
+        let base = u64::from(base);
+        let read = move |uc: &mut Uc<'_>, offset: u64, size: usize| -> u64 {
+            access(uc, (base + offset) as u32, size as u8, None)
+        };
+        let write = move |uc: &mut Uc<'_>, offset: u64, size: usize, value: u64| {
+            access(uc, (base + offset) as u32, size as u8, Some(value as u32));
+        };
+        uc(
+            "map the System Control Space",
+            emu.mmio_map(base, u64::from(BLOCK_SIZE), Some(read), Some(write)),
+        )?;
+    }
+    Ok(())
+}
+
+/// One access to the SCS or the DWT: the register's value for a read (0
+/// for a write), its effects carried out; a refused access ends the run.
+fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
+    let placed = accessing_instruction(uc, addr);
+    let (now, pc) = match placed {
+        Some(pc) => (counters_at(uc, pc).0, pc),
+        None => {
+            let st = uc.get_data_mut();
+            if let Some(sys) = st.system.as_mut() {
+                sys.unplaced += 1;
+            }
+            // not placed: the counters of the block's end
+            (st.clock.cycles, st.clock.block_start)
+        }
+    };
+    let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32;
+    let Some(sys) = uc.get_data_mut().system.as_mut() else {
+        return 0;
+    };
+    let result = match write {
+        None => sys.scs.read(addr, size, now, ipsr).map(|v| (u64::from(v), Effects::default())),
+        Some(value) => sys.scs.write(addr, size, value, now).map(|e| (0, e)),
+    };
+    match result {
+        Ok((value, effects)) => {
+            apply(uc, effects);
+            value
+        }
+        Err(e) => {
+            let verb = if write.is_some() { "write to" } else { "read of" };
+            let kind = format!("{verb} {e}");
+            let stop = match fault_at(uc, pc, kind, Some(u64::from(addr))) {
+                Stop::Fault(f) => Stop::Unsupported(f),
+                other => other,
+            };
+            stop_with(uc, stop);
+            0
+        }
+    }
+}
+
+/// The instruction of the running block that accessed `addr`: the first
+/// load or store after the last one matched in this execution of the
+/// block whose address, from the registers as they are now, covers `addr`.
+fn accessing_instruction(uc: &mut Uc<'_>, addr: u32) -> Option<u64> {
+    let st = uc.get_data();
+    let start = st.clock.block_start;
+    let execution = (start, st.clock.instructions);
+    let end = u64::from(st.cache.peek(start as u32)?.fallthrough);
+    let from = match st.system.as_ref()?.cursor {
+        Some((e, next)) if e == execution => next,
+        _ => start,
+    };
+    let mut code = vec![0u8; end.checked_sub(from)? as usize];
+    uc.mem_read(from, &mut code).ok()?;
+    let insns = st.decoder.decode(&code, from, false).ok()?;
+    let found = insns.iter().find(|i| {
+        let offset = (i.addr - from) as usize;
+        let Some((form, _)) = st.decoder.data_address(&code[offset..], i.addr) else {
+            return false;
+        };
+        let at = form.evaluate(|n| register(uc, n, i.addr));
+        let span = 4 * u64::from(i.transfers.max(1));
+        (at..at + span).contains(&u64::from(addr))
+    })?;
+    let (pc, next) = (found.addr, found.addr + u64::from(found.size));
+    if let Some(sys) = uc.get_data_mut().system.as_mut() {
+        sys.cursor = Some((execution, next));
+    }
+    Some(pc)
+}
+
+/// Register `n`'s value for an address computed by the instruction at
+/// `pc` (PC reads as the instruction's address plus 4, word aligned).
+fn register(uc: &Uc<'_>, n: u8, pc: u64) -> u64 {
+    if n == 15 {
+        return (pc + 4) & !3;
+    }
+    arch_reg(uc.get_data().arch, u32::from(n)).map_or(0, |id| uc.reg_read(id).unwrap_or(0))
+}
+
+/// What a write asks of the core: a reset ends the run; a new pending
+/// exception or a moved timer event makes the block hook look at the next
+/// block boundary.
+fn apply(uc: &mut Uc<'_>, effects: Effects) {
+    if effects.reset {
+        return stop_with(uc, Stop::SystemReset);
+    }
+    if effects.check_exceptions || effects.timers_changed {
+        let st = uc.get_data_mut();
+        st.limits.next_event = 0;
+        st.limits.limit = 0;
+        // inside a block resumed after a debugger stop: look there too
+        st.debug.limit = 0;
+    }
+}
