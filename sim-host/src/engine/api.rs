@@ -52,9 +52,25 @@ pub trait ExecutionObserver {
     /// Guest thread `thread` (0 = main) runs next, from cycle `clock` of
     /// its own clock; the blocks that follow are its.
     fn thread(&mut self, _thread: u32, _clock: u64) {}
+    /// A Cortex-M exception was entered or returned from: the blocks that
+    /// follow an entry are its handler's (called like a function from the
+    /// code it interrupted, the entry latency in the handler's first
+    /// block), those after the return the interrupted code's again.
+    fn exception(&mut self, _event: ExceptionEvent) {}
     /// The run starts again from its first instruction (a debugger's
     /// `monitor reset`): forget everything observed.
     fn reset(&mut self);
+}
+
+/// What an [`ExecutionObserver`] is told about exceptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExceptionEvent {
+    /// A handler starts; the interrupted code resumes at `return_to` (a
+    /// tail-chained handler is a return and an entry with the same
+    /// `return_to`).
+    Entered { return_to: u64 },
+    /// The innermost handler returned.
+    Returned,
 }
 
 /// How cycles are counted. Only `Blocks` is the product; the others exist

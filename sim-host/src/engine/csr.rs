@@ -7,10 +7,10 @@
 //! instruction and skips it: the instruction's own cost was charged with
 //! its block, whose rest then runs uncharged (it already was).
 
-use super::api::{uc, MachineError, Stop};
+use super::api::{uc, MachineError};
 use super::pricing::counters_at;
 use super::registers::arch_reg;
-use super::state::{stop_with, Uc};
+use super::state::{stop_with, CounterOffsets, Uc};
 use super::stop::fault_at;
 use crate::image::elf::GuestImage;
 use crate::model::target::Arch;
@@ -22,13 +22,6 @@ const INSTRET: u16 = 0xC02;
 const MCYCLE: u16 = 0xB00;
 const MINSTRET: u16 = 0xB02;
 const HIGH: u16 = 0x80;
-
-/// What `mcycle`/`minstret` were last written to, relative to the counts.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct CounterOffsets {
-    cycles: u64,
-    instructions: u64,
-}
 
 /// A decoded CSR instruction that reads or writes a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,10 +96,7 @@ fn execute(uc: &mut Uc<'_>, pc: u64, access: CounterAccess) {
                 "write to the read-only counter CSR {:#05x} (an illegal instruction)",
                 access.csr
             );
-            let stop = match fault_at(uc, pc, kind, None) {
-                Stop::Fault(f) => Stop::Fault(f),
-                other => other,
-            };
+            let stop = fault_at(uc, pc, kind, None);
             return stop_with(uc, stop);
         }
         let source = if access.funct3 >= 5 {
@@ -152,7 +142,9 @@ fn read(uc: &Uc<'_>, csr: u16, cycles: u64, instructions: u64, offsets: CounterO
 fn time(uc: &Uc<'_>, cycles: u64) -> u64 {
     let target = &uc.get_data().target;
     match &target.system.machine_timer {
-        Some(t) => (u128::from(cycles) * u128::from(t.tick_hz) / u128::from(target.clock_hz)) as u64,
+        Some(t) => {
+            (u128::from(cycles) * u128::from(t.tick_hz) / u128::from(target.clock_hz)) as u64
+        }
         None => cycles,
     }
 }
@@ -198,12 +190,18 @@ mod tests {
     fn counter_reads_and_writes_are_recognised_and_others_not() {
         // csrr a0, mcycle = csrrs a0, mcycle, x0
         let read = decode(0xB000_2573).unwrap();
-        assert_eq!((read.csr, read.rd, read.funct3, read.source), (MCYCLE, 10, 2, 0));
+        assert_eq!(
+            (read.csr, read.rd, read.funct3, read.source),
+            (MCYCLE, 10, 2, 0)
+        );
         // rdcycleh a1 = csrrs a1, cycleh, x0
         assert_eq!(decode(0xC800_25F3).map(|a| a.csr), Some(CYCLE | HIGH));
         // csrw minstret, a2 = csrrw x0, minstret, a2
         let write = decode(0xB026_1073).unwrap();
-        assert_eq!((write.csr, write.rd, write.funct3, write.source), (MINSTRET, 0, 1, 12));
+        assert_eq!(
+            (write.csr, write.rd, write.funct3, write.source),
+            (MINSTRET, 0, 1, 12)
+        );
         // csrr a0, mstatus: not a counter
         assert_eq!(decode(0x3000_2573), None);
         // ecall (funct3 0)

@@ -4,8 +4,8 @@
 
 use super::api::{uc, MachineError};
 use super::api::{Counting, Stop};
-use super::memory::{add_fault_hook, fault_hook_ranges, UcMemory};
 use super::interrupts;
+use super::memory::{add_fault_hook, fault_hook_ranges, UcMemory};
 use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::{describe_intr, fault, stop_for_deadline_or_signal};
@@ -130,10 +130,7 @@ pub(super) fn install_exception_hooks(
 ) -> Result<(), MachineError> {
     match target.arch {
         Arch::Arm => {
-            uc(
-                "interrupt hook",
-                emu.add_intr_hook(arm_trap),
-            )?;
+            uc("interrupt hook", emu.add_intr_hook(arm_trap))?;
         }
         Arch::Riscv => {
             for site in riscv_semihosting_sites(image) {

@@ -14,10 +14,15 @@
 //! it became pending (an instruction boundary of the block's end, not the
 //! instruction where it arrived): a handler starts at most one block later
 //! than on silicon, and its cycles count in whatever sections are open, as
-//! they do on silicon. Exceptions are delivered only while the guest has a
-//! single thread (simthread threads and exceptions together are refused).
+//! they do on silicon. The refill of a branch taken into the block an
+//! exception is taken in front of is paid when that block runs, after the
+//! return, as it would be without the exception. Exceptions are delivered
+//! only while the guest has a single thread (simthread threads and
+//! exceptions together are refused).
 
+use super::api::ExceptionEvent;
 use super::memory::writable;
+use super::state::ObservedException;
 use super::state::{stop_with, Uc};
 use super::stop::fault;
 use crate::host::scs::nvic;
@@ -74,9 +79,27 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
         stop_with(uc, stop);
         return true;
     }
-    let latency = uc.get_data().system.as_ref().map_or(0, |s| s.scs.facts().entry.cycles);
-    enter(uc, number, addr, latency);
+    let latency = uc
+        .get_data()
+        .system
+        .as_ref()
+        .map_or(0, |s| s.scs.facts().entry.cycles);
+    if enter(uc, number, addr, latency) {
+        observe(uc, ExceptionEvent::Entered { return_to: addr }, Some(addr));
+    }
     true
+}
+
+/// Tells the observers (at their next block) of an exception event.
+fn observe(uc: &mut Uc<'_>, event: ExceptionEvent, skipped: Option<u64>) {
+    if let Some(events) = uc
+        .get_data_mut()
+        .system
+        .as_mut()
+        .and_then(|s| s.observed.as_mut())
+    {
+        events.push(ObservedException { event, skipped });
+    }
 }
 
 /// Whether exception `number` can preempt what runs now (B1.5.4).
@@ -91,7 +114,11 @@ fn preempts(uc: &Uc<'_>, number: u32) -> bool {
         return false;
     };
     let e = &sys.scs.exceptions;
-    let basepri = if sys.scs.facts().profile == Profile::V6M { 0 } else { basepri };
+    let basepri = if sys.scs.facts().profile == Profile::V6M {
+        0
+    } else {
+        basepri
+    };
     e.to_take(e.execution_priority(primask, basepri, faultmask)) == Some(number)
 }
 
@@ -114,8 +141,14 @@ pub(super) fn svc(uc: &mut Uc<'_>) {
              the running handler's): a HardFault on silicon",
         );
     }
-    let latency = uc.get_data().system.as_ref().map_or(0, |s| s.scs.facts().entry.cycles);
-    enter(uc, nvic::SVCALL, pc, latency);
+    let latency = uc
+        .get_data()
+        .system
+        .as_ref()
+        .map_or(0, |s| s.scs.facts().entry.cycles);
+    if enter(uc, nvic::SVCALL, pc, latency) {
+        observe(uc, ExceptionEvent::Entered { return_to: pc }, None);
+    }
 }
 
 fn stop_svc(uc: &mut Uc<'_>, kind: &str) {
@@ -137,22 +170,26 @@ const FRAME: [RegisterARM; 6] = [
 /// stack is, sets LR to EXC_RETURN and enters the handler of `number` in
 /// Handler mode; `return_to` is the instruction to resume at. Charges
 /// `latency` cycles; the handler's first block is reached by no branch the
-/// guest pays for.
-fn enter(uc: &mut Uc<'_>, number: u32, return_to: u64, latency: u32) {
+/// guest pays for. Returns whether it was entered (else the run stops).
+fn enter(uc: &mut Uc<'_>, number: u32, return_to: u64, latency: u32) -> bool {
     match push_frame(uc, number, return_to) {
         Ok(handler) => {
             let st = uc.get_data_mut();
+            let branch = (st.clock.prev_fallthrough, st.clock.prev_taken_extra);
             if let Some(sys) = st.system.as_mut() {
                 sys.scs.exceptions.activate(number);
+                sys.interrupted.push(branch);
             }
             st.clock.cycles += u64::from(latency);
             st.clock.prev_fallthrough = handler;
             st.clock.prev_taken_extra = 0;
             st.limits.limit = 0;
+            true
         }
         Err(kind) => {
             let stop = fault(uc, kind, None);
             stop_with(uc, stop);
+            false
         }
     }
 }
@@ -168,18 +205,23 @@ fn push_frame(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<u64, Strin
         read(uc, RegisterARM::SP).map_err(err)?,
     );
     let (align8, fpu, vtor) = {
-        let sys = uc.get_data().system.as_ref().ok_or("no System Control Space")?;
+        let sys = uc
+            .get_data()
+            .system
+            .as_ref()
+            .ok_or("no System Control Space")?;
         let v6m = sys.scs.facts().profile == Profile::V6M;
-        (v6m || sys.scs.stack_align_8(), sys.scs.facts().fpu, sys.scs.vtor())
+        (
+            v6m || sys.scs.stack_align_8(),
+            sys.scs.facts().fpu,
+            sys.scs.vtor(),
+        )
     };
     let fp_frame = fpu && control & FPCA != 0;
     let size = if fp_frame { 0x68 } else { 0x20 };
     let realign = align8 && sp & 4 != 0;
     let frame = (sp - size) & if align8 { !7 } else { !3 };
-    let mut words: Vec<u32> = FRAME
-        .iter()
-        .map(|r| read(uc, *r).unwrap_or(0))
-        .collect();
+    let mut words: Vec<u32> = FRAME.iter().map(|r| read(uc, *r).unwrap_or(0)).collect();
     words.push(return_to as u32 & !1);
     words.push(xpsr | if realign { XPSR_REALIGNED } else { 0 });
     if fp_frame {
@@ -189,8 +231,9 @@ fn push_frame(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<u64, Strin
         words.push(read(uc, RegisterARM::FPSCR).map_err(err)?);
         words.push(0); // reserved
     }
-    write_words(uc, u64::from(frame), &words)
-        .map_err(|()| format!("exception entry: stacking at {frame:#010x} failed (the stack is not RAM)"))?;
+    write_words(uc, u64::from(frame), &words).map_err(|()| {
+        format!("exception entry: stacking at {frame:#010x} failed (the stack is not RAM)")
+    })?;
     let handler = vector(uc, vtor, number)?;
     let exc_return = match (ipsr != 0, control & SPSEL != 0) {
         (true, _) => RETURN_HANDLER,
@@ -235,24 +278,38 @@ pub(super) fn exception_return(uc: &mut Uc<'_>) {
     let exc_return = uc.reg_read(RegisterARM::PC).unwrap_or(0) as u32 | 1;
     let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32;
     let Some(sys) = uc.get_data_mut().system.as_mut() else {
-        let stop = fault(uc, "exception return with no System Control Space".into(), None);
+        let stop = fault(
+            uc,
+            "exception return with no System Control Space".into(),
+            None,
+        );
         return stop_with(uc, stop);
     };
     if ipsr == 0 || !sys.scs.exceptions.is_active(ipsr) {
-        let stop = fault(uc, format!("exception return from exception {ipsr}, which is not active"), None);
+        let stop = fault(
+            uc,
+            format!("exception return from exception {ipsr}, which is not active"),
+            None,
+        );
         return stop_with(uc, stop);
     }
     sys.scs.exceptions.deactivate(ipsr);
     let facts = sys.scs.facts().clone();
-    if let Some(next) = tail_chain_candidate(uc, exc_return) {
+    observe(uc, ExceptionEvent::Returned, None);
+    if let Some(next) = tail_chain_candidate(uc) {
         return tail_chain(uc, next, exc_return, facts.tail_chain.cycles);
     }
     match pop_frame(uc, exc_return) {
         Ok(resume) => {
             let st = uc.get_data_mut();
             st.clock.cycles += u64::from(facts.exit.cycles);
-            st.clock.prev_fallthrough = resume;
-            st.clock.prev_taken_extra = 0;
+            // the branch the exception interrupted (if one was taken into
+            // the block resumed) is paid on entering that block, as it is
+            // without the exception
+            let interrupted = st.system.as_mut().and_then(|s| s.interrupted.pop());
+            let (fallthrough, taken_extra) = interrupted.unwrap_or((resume, 0));
+            st.clock.prev_fallthrough = fallthrough;
+            st.clock.prev_taken_extra = taken_extra;
             st.limits.limit = 0;
         }
         Err(kind) => {
@@ -263,15 +320,14 @@ pub(super) fn exception_return(uc: &mut Uc<'_>) {
 }
 
 /// The pending exception that would preempt the context `exc_return`
-/// goes back to (B1.5.8 tail-chaining).
-fn tail_chain_candidate(uc: &Uc<'_>, exc_return: u32) -> Option<u32> {
+/// goes back to (B1.5.8 tail-chaining): the exception returned from is
+/// no longer active.
+fn tail_chain_candidate(uc: &Uc<'_>) -> Option<u32> {
     let sys = uc.get_data().system.as_ref()?;
     let e = &sys.scs.exceptions;
     let number = e.highest_pending()?;
     let primask = uc.reg_read(RegisterARM::PRIMASK).unwrap_or(0) & 1 != 0;
     let basepri = uc.reg_read(RegisterARM::BASEPRI).unwrap_or(0) as u8;
-    // returning to Thread mode: no active exception is left behind
-    let _ = exc_return;
     let priority = e.execution_priority(primask, basepri, false);
     (e.to_take(priority) == Some(number)).then_some(number)
 }
@@ -282,8 +338,10 @@ fn tail_chain(uc: &mut Uc<'_>, next: u32, exc_return: u32, latency: u32) {
     let vtor = uc.get_data().system.as_ref().map_or(0, |s| s.scs.vtor());
     let entered = vector(uc, vtor, next).and_then(|handler| {
         let err = |e| format!("tail-chaining: a register cannot be written ({e:?})");
-        uc.reg_write(RegisterARM::LR, u64::from(exc_return)).map_err(err)?;
-        uc.reg_write(RegisterARM::IPSR, u64::from(next)).map_err(err)?;
+        uc.reg_write(RegisterARM::LR, u64::from(exc_return))
+            .map_err(err)?;
+        uc.reg_write(RegisterARM::IPSR, u64::from(next))
+            .map_err(err)?;
         let xpsr = uc.reg_read(RegisterARM::XPSR).unwrap_or(0) as u32;
         rebuild_flags(uc, xpsr).map_err(err)?;
         uc.reg_write(RegisterARM::PC, handler | 1).map_err(err)?;
@@ -299,12 +357,25 @@ fn tail_chain(uc: &mut Uc<'_>, next: u32, exc_return: u32, latency: u32) {
             st.clock.prev_fallthrough = handler;
             st.clock.prev_taken_extra = 0;
             st.limits.limit = 0;
+            let return_to = stacked_return_address(uc, exc_return);
+            observe(uc, ExceptionEvent::Entered { return_to }, None);
         }
         Err(kind) => {
             let stop = fault(uc, kind, None);
             stop_with(uc, stop);
         }
     }
+}
+
+/// The return address in the frame `exc_return` names (0 if unreadable).
+fn stacked_return_address(uc: &Uc<'_>, exc_return: u32) -> u64 {
+    let sp_reg = if exc_return & 0xF == 0xD {
+        RegisterARM::PSP
+    } else {
+        RegisterARM::MSP
+    };
+    let sp = uc.reg_read(sp_reg).unwrap_or(0);
+    read_words(uc, sp + 24, 1).map_or(0, |w| u64::from(w[0]))
 }
 
 /// Pops the frame `exc_return` names (B1.5.8 ExceptionReturn): the
@@ -315,7 +386,11 @@ fn pop_frame(uc: &mut Uc<'_>, exc_return: u32) -> Result<u64, String> {
     let to_thread = exc_return & 0x8 != 0;
     let fp_frame = exc_return & EXC_RETURN_FP == 0;
     let err = |e| format!("exception return: a register cannot be accessed ({e:?})");
-    let sp_reg = if to_psp { RegisterARM::PSP } else { RegisterARM::MSP };
+    let sp_reg = if to_psp {
+        RegisterARM::PSP
+    } else {
+        RegisterARM::MSP
+    };
     let sp = uc.reg_read(sp_reg).map_err(err)? as u32;
     let count = if fp_frame { 26 } else { 8 };
     let words = read_words(uc, u64::from(sp), count)
@@ -328,16 +403,19 @@ fn pop_frame(uc: &mut Uc<'_>, exc_return: u32) -> Result<u64, String> {
     }
     if fp_frame {
         for n in 0..16 {
-            uc.reg_write(fp_register(n), u64::from(words[8 + n as usize])).map_err(err)?;
+            uc.reg_write(fp_register(n), u64::from(words[8 + n as usize]))
+                .map_err(err)?;
         }
-        uc.reg_write(RegisterARM::FPSCR, u64::from(words[24])).map_err(err)?;
+        uc.reg_write(RegisterARM::FPSCR, u64::from(words[24]))
+            .map_err(err)?;
     }
     uc.reg_write(sp_reg, u64::from(new_sp)).map_err(err)?;
     let control = uc.reg_read(RegisterARM::CONTROL).map_err(err)? as u32;
     let control = (control & !(SPSEL | FPCA))
         | if to_psp { SPSEL } else { 0 }
         | if fp_frame { FPCA } else { 0 };
-    uc.reg_write(RegisterARM::CONTROL, u64::from(control)).map_err(err)?;
+    uc.reg_write(RegisterARM::CONTROL, u64::from(control))
+        .map_err(err)?;
     // the IPSR returned to (the stacked one; Thread mode has none)
     let xpsr = if to_thread { xpsr & !0x1ff } else { xpsr };
     uc.reg_write(RegisterARM::XPSR_NZCVQG, u64::from(xpsr & !XPSR_REALIGNED))
@@ -351,7 +429,10 @@ fn pop_frame(uc: &mut Uc<'_>, exc_return: u32) -> Result<u64, String> {
 /// QEMU caches whether the core is in Handler mode in the flags its
 /// translations are looked up by, and Unicorn's register writes of IPSR or
 /// CONTROL do not refresh them; a write of the condition flags does.
-fn rebuild_flags(uc: &mut Uc<'_>, xpsr: u32) -> Result<(), unicorn_engine::unicorn_const::uc_error> {
+fn rebuild_flags(
+    uc: &mut Uc<'_>,
+    xpsr: u32,
+) -> Result<(), unicorn_engine::unicorn_const::uc_error> {
     uc.reg_write(RegisterARM::APSR_NZCV, u64::from(xpsr & 0xF000_0000))
 }
 

@@ -13,32 +13,8 @@ use super::pricing::counters_at;
 use super::registers::arch_reg;
 use super::state::{stop_with, Uc};
 use super::stop::fault_at;
-use crate::host::scs::{Effects, Scs, BLOCK_SIZE, DWT_BASE, SCS_BASE};
+use crate::host::scs::{Effects, BLOCK_SIZE, DWT_BASE, SCS_BASE};
 use unicorn_engine::RegisterARM;
-
-/// The System Control Space of the running core and where in the running
-/// block its last access was made.
-#[derive(Debug)]
-pub(super) struct CoreSystem {
-    pub(super) scs: Scs,
-    /// The execution of a block (its start and the instruction count
-    /// after it was charged) and the instruction after the one that made
-    /// the last access: the next access is made by it or a later one.
-    cursor: Option<((u64, u64), u64)>,
-    /// Accesses that could not be placed in their block (their counters
-    /// are those of the block's end).
-    pub(super) unplaced: u64,
-}
-
-impl CoreSystem {
-    pub(super) fn new(scs: Scs) -> CoreSystem {
-        CoreSystem {
-            scs,
-            cursor: None,
-            unplaced: 0,
-        }
-    }
-}
 
 /// Maps the SCS and the DWT pages of a core that has them.
 pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
@@ -81,7 +57,10 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
         return 0;
     };
     let result = match write {
-        None => sys.scs.read(addr, size, now, ipsr).map(|v| (u64::from(v), Effects::default())),
+        None => sys
+            .scs
+            .read(addr, size, now, ipsr)
+            .map(|v| (u64::from(v), Effects::default())),
         Some(value) => sys.scs.write(addr, size, value, now).map(|e| (0, e)),
     };
     match result {
@@ -90,7 +69,11 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
             value
         }
         Err(e) => {
-            let verb = if write.is_some() { "write to" } else { "read of" };
+            let verb = if write.is_some() {
+                "write to"
+            } else {
+                "read of"
+            };
             let kind = format!("{verb} {e}");
             let stop = match fault_at(uc, pc, kind, Some(u64::from(addr))) {
                 Stop::Fault(f) => Stop::Unsupported(f),

@@ -5,6 +5,7 @@
 use super::api::{uc, Counting, MachineError, Observer, RunOutcome, Stop};
 use super::block_hook::BlockHook;
 use super::blocks::BlockCache;
+use super::csr;
 use super::debug::DebugSession;
 use super::exceptions::install_exception_hooks;
 use super::intercept::install_interception;
@@ -13,16 +14,16 @@ use super::options::RunOptions;
 use super::pricing::dynamic_sites;
 use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
-use super::csr::{self, CounterOffsets};
-use super::scs::CoreSystem;
+use super::state::CoreSystem;
+use super::state::CounterOffsets;
 use super::state::{
     stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
 };
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
 use crate::host::arp_host::ArpHost;
-use crate::host::scs::Scs;
 use crate::host::sandbox::Sandbox;
+use crate::host::scs::Scs;
 use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::Scheduler;
 use crate::image::elf::GuestImage;
@@ -188,7 +189,11 @@ pub(super) fn new_state(
             .core
             .clone()
             .filter(|_| target.arch == Arch::Arm)
-            .map(|facts| Box::new(CoreSystem::new(Scs::new(facts)))),
+            .map(|facts| {
+                let mut system = CoreSystem::new(Scs::new(facts));
+                system.observed = (!options.observers.is_empty()).then(Vec::new);
+                Box::new(system)
+            }),
         counter_offsets: CounterOffsets::default(),
     })
 }
@@ -396,6 +401,31 @@ pub(super) fn install_cycle_hooks(
     Ok(None)
 }
 
+/// Tells the observers of the exceptions entered and returned from since
+/// the last block; returns whether the block at `addr` was skipped (an
+/// exception taken in front of it: it runs after the handler).
+fn exceptions_observed(uc: &mut Uc<'_>, addr: u64, observers: &[Observer]) -> bool {
+    let Some(events) = uc
+        .get_data_mut()
+        .system
+        .as_mut()
+        .and_then(|s| s.observed.as_mut())
+    else {
+        return false;
+    };
+    if events.is_empty() {
+        return false;
+    }
+    let mut skipped = false;
+    for e in events.drain(..) {
+        skipped |= e.skipped == Some(addr);
+        for o in observers {
+            o.borrow_mut().exception(e.event);
+        }
+    }
+    skipped
+}
+
 /// Observers see every block after it is charged (a second block hook:
 /// hooks run in the order they were added), and memory accesses.
 pub(super) fn install_observers(
@@ -407,6 +437,9 @@ pub(super) fn install_observers(
         uc(
             "observer block hook",
             emu.add_block_hook(1, 0, move |uc: &mut Uc<'_>, addr, _size| {
+                if exceptions_observed(uc, addr, &all) {
+                    return;
+                }
                 let st = uc.get_data_mut();
                 let price = st.cache.get(addr as u32);
                 let (before, after) = (st.clock.observed, st.clock.cycles);

@@ -1,12 +1,12 @@
 //! The state every hook shares (Unicorn's user data), one sub-structure
 //! per concern, and the engine handle type.
 
+use super::api::ExceptionEvent;
 use super::api::Stop;
 use super::blocks::BlockCache;
-use super::csr::CounterOffsets;
-use super::scs::CoreSystem;
 use crate::host::arp_host::{ArpHost, TraceStats};
 use crate::host::progress::{ProgressShared, Snapshot};
+use crate::host::scs::Scs;
 use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::{Scheduler, ThreadId};
 use crate::image::elf::GuestImage;
@@ -212,4 +212,53 @@ pub(super) fn stop_with(uc: &mut Uc<'_>, stop: Stop) {
         uc.get_data_mut().end.stop = Some(stop);
     }
     let _ = uc.emu_stop();
+}
+
+/// The System Control Space of the running core and where in the running
+/// block its last access was made.
+#[derive(Debug)]
+pub(super) struct CoreSystem {
+    pub(super) scs: Scs,
+    /// The execution of a block (its start and the instruction count
+    /// after it was charged) and the instruction after the one that made
+    /// the last access: the next access is made by it or a later one.
+    pub(super) cursor: Option<((u64, u64), u64)>,
+    /// Accesses that could not be placed in their block (their counters
+    /// are those of the block's end).
+    pub(super) unplaced: u64,
+    /// Exception entries and returns the observers have not been told
+    /// of yet (`None`: no observer).
+    pub(super) observed: Option<Vec<ObservedException>>,
+    /// Per active exception, innermost last: the block-to-block state
+    /// (fall-through address, taken-branch extra) of the code it
+    /// interrupted, restored by its return.
+    pub(super) interrupted: Vec<(u64, u32)>,
+}
+
+/// An exception event waiting for the observer hook; `skipped` is the
+/// block an exception was taken in front of (its hook ran, the block did
+/// not).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ObservedException {
+    pub(super) event: ExceptionEvent,
+    pub(super) skipped: Option<u64>,
+}
+
+impl CoreSystem {
+    pub(super) fn new(scs: Scs) -> CoreSystem {
+        CoreSystem {
+            scs,
+            cursor: None,
+            unplaced: 0,
+            observed: None,
+            interrupted: Vec::new(),
+        }
+    }
+}
+
+/// What `mcycle`/`minstret` were last written to, relative to the counts.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CounterOffsets {
+    pub(super) cycles: u64,
+    pub(super) instructions: u64,
 }

@@ -87,19 +87,30 @@ pub fn facts(cpu: &str) -> Option<CoreFacts> {
         "cortex-m0" => CoreFacts {
             profile: Profile::V6M,
             cpuid: 0x410C_C200,
-            cpuid_cite: Cow::Borrowed("Cortex-M0 TRM r0p0 (ARM DDI 0432C) 4.2.1, Table 4-2: \
-                implementer 0x41, variant 0, architecture 0xC (ARMv6-M), part 0xC20, revision 0"),
+            cpuid_cite: Cow::Borrowed(
+                "Cortex-M0 TRM r0p0 (ARM DDI 0432C) 4.2.1, Table 4-2: \
+                implementer 0x41, variant 0, architecture 0xC (ARMv6-M), part 0xC20, revision 0",
+            ),
             irqs: 32,
             priority_bits: 2,
-            entry: Cited::manual(16, "16 cycles with zero wait states: ARM's interrupt latency table for \
+            entry: Cited::manual(
+                16,
+                "16 cycles with zero wait states: ARM's interrupt latency table for \
                     Cortex-M processors (J. Yiu, \"A Beginner's Guide on Interrupt Latency - and \
-                    Interrupt Latency of the ARM Cortex-M processors\", ARM Community, 2016)"),
-            exit: Cited::manual(16, "not published for Cortex-M0; this model takes the unstacking to cost \
-                    what the stacking of the same 8 words costs (the entry's 16 cycles)"),
-            tail_chain: Cited::manual(6, "not published for Cortex-M0; this model takes ARMv6-M tail-chaining \
+                    Interrupt Latency of the ARM Cortex-M processors\", ARM Community, 2016)",
+            ),
+            exit: Cited::manual(
+                16,
+                "not published for Cortex-M0; this model takes the unstacking to cost \
+                    what the stacking of the same 8 words costs (the entry's 16 cycles)",
+            ),
+            tail_chain: Cited::manual(
+                6,
+                "not published for Cortex-M0; this model takes ARMv6-M tail-chaining \
                     (no stacking or unstacking, the vector fetch and refill only) to cost \
                     what it costs on Cortex-M3/M4 (6 cycles, Cortex-M4 Devices Generic User \
-                    Guide 2.3.7)"),
+                    Guide 2.3.7)",
+            ),
             fpu: false,
         },
         "cortex-m3" => m3_m4(

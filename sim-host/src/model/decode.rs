@@ -9,7 +9,9 @@ use crate::model::cycles::{DynamicOperands, Insn, RegMask};
 use crate::model::target::{Arch, InsnClass};
 use capstone::arch::arm::{ArmCC, ArmInsn, ArmOperandType};
 use capstone::arch::riscv::{RiscVInsn, RiscVOperand};
-use capstone::arch::{self, ArchDetail, ArchOperand, BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn};
+use capstone::arch::{
+    self, ArchDetail, ArchOperand, BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn,
+};
 use capstone::{Capstone, RegId};
 use std::collections::HashMap;
 

@@ -676,7 +676,10 @@ fn parse_class_cost(field: &str, c: ClassCostFile) -> Result<ClassCost, FieldErr
 /// The peripheral ranges must not cover memory (an access there is RAM's).
 fn check_board(system: System, regions: &[Region]) -> Result<System, FieldError> {
     for (i, p) in system.peripherals.iter().enumerate() {
-        if let Some(r) = regions.iter().find(|r| p.start < r.end() && r.start < p.end()) {
+        if let Some(r) = regions
+            .iter()
+            .find(|r| p.start < r.end() && r.start < p.end())
+        {
             return Err((
                 format!("system.peripherals[{i}].start"),
                 format!("`{}` overlaps memory region `{}`", p.name, r.name),
@@ -688,9 +691,9 @@ fn check_board(system: System, regions: &[Region]) -> Result<System, FieldError>
 
 pub mod catalog;
 mod system;
-pub use system::{MachineTimer, Peripheral, System};
-use system::SystemFile;
 use catalog::{find, names, Source};
+use system::SystemFile;
+pub use system::{MachineTimer, Peripheral, System};
 
 /// Names of the built-in targets (and the user's, see [`names`]), sorted.
 pub fn builtin_names() -> Vec<String> {

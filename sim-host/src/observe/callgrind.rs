@@ -29,7 +29,7 @@
 //!
 //! [`switch_thread`]: CallgrindCollector::switch_thread
 
-use crate::engine::ExecutionObserver;
+use crate::engine::{ExceptionEvent, ExecutionObserver};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
 use crate::model::target::{Arch, InsnClass};
@@ -115,6 +115,19 @@ struct ThreadState {
     charged: Cost,
     /// The thread's clock after its last block.
     clock: u64,
+    /// An exception was entered: the next block opens its handler's frame,
+    /// returning to this address.
+    entering: Option<u64>,
+    /// The exceptions being handled, innermost last.
+    handlers: Vec<Interrupted>,
+}
+
+/// What an exception interrupted: the shadow stack's depth and the last
+/// block before it, restored when the handler returns.
+#[derive(Debug, Clone, Copy)]
+struct Interrupted {
+    depth: usize,
+    prev: Option<BlockInfo>,
 }
 
 /// Shadow stacks deeper than this stop growing (runaway recursion or a
@@ -512,6 +525,12 @@ impl ExecutionObserver for CallgrindCollector {
         let top = t.stack.last().copied();
 
         // Control flow first, so the block is charged inside its frame.
+        if let Some(return_to) = t.entering.take() {
+            let caller = top.map_or(NO_FUNCTION, |f| f.function);
+            self.open(thread, info.function, caller, return_to);
+            self.charge(thread, addr, info, cost);
+            return;
+        }
         match (prev, top) {
             (_, None) => self.open(thread, info.function, NO_FUNCTION, 0),
             (Some(p), Some(top)) if p.links => {
@@ -545,7 +564,39 @@ impl ExecutionObserver for CallgrindCollector {
             }
             _ => {}
         }
+        self.charge(thread, addr, info, cost);
+    }
 
+    /// A handler is called from the code it interrupted (the entry latency
+    /// in its first block); its return closes every frame opened since.
+    fn exception(&mut self, event: ExceptionEvent) {
+        let thread = self.current;
+        let t = self.thread_mut(thread);
+        match event {
+            ExceptionEvent::Entered { return_to } => {
+                let depth = t.stack.len();
+                let prev = t.prev.take();
+                t.handlers.push(Interrupted { depth, prev });
+                t.entering = Some(return_to & !1);
+            }
+            ExceptionEvent::Returned => {
+                let Some(at) = t.handlers.pop() else { return };
+                t.entering = None;
+                t.prev = at.prev;
+                let now = t.charged;
+                let depth = at.depth.min(t.stack.len());
+                let closed: Vec<Frame> = t.stack.drain(depth..).collect();
+                for f in closed.into_iter().rev() {
+                    self.close(f, now);
+                }
+            }
+        }
+    }
+}
+
+impl CallgrindCollector {
+    /// Charges a block's cost to its thread, function and line.
+    fn charge(&mut self, thread: u32, addr: u64, info: BlockInfo, cost: Cost) {
         self.threads[thread as usize].charged.add(cost);
         let slot = info.function.min(self.image.functions.len());
         self.self_cost[slot].add(cost);

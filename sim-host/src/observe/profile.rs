@@ -42,7 +42,7 @@
 //! it is (ties: the smaller magnitude), so an inner loop walking a row
 //! shows 1 and the loop over rows shows the row length.
 
-use crate::engine::{ExecutionObserver, Observer};
+use crate::engine::{ExceptionEvent, ExecutionObserver, Observer};
 use crate::image::elf::GuestImage;
 use crate::model::target::Target;
 use crate::observe::sirgen::{self, Dialect, Generated, ProfileMap, RegionKind, SirGenError};
@@ -217,6 +217,10 @@ struct Reference {
 /// Distinct strides kept per instruction (the rest are not dominant).
 const MAX_STRIDES: usize = 64;
 
+/// A call the last block made, opened at the next block: the return
+/// address and the call site's region.
+type PendingCall = (Option<u64>, Option<usize>);
+
 /// Collects a profile of the units and regions of a [`ProfileMap`].
 #[derive(Debug)]
 pub struct ProfileCollector {
@@ -229,7 +233,12 @@ pub struct ProfileCollector {
     cycles: u64,
     instructions: u64,
     frames: Vec<Frame>,
-    pending_call: Option<(Option<u64>, Option<usize>)>,
+    pending_call: Option<PendingCall>,
+    /// An exception was entered: the next block opens its handler's frame.
+    entering: bool,
+    /// The exceptions being handled, innermost last: the frame depth and
+    /// the pending call they interrupted.
+    handlers: Vec<(usize, Option<PendingCall>)>,
     units: Vec<Counters>,
     regions: Vec<Counters>,
     refs: AddrMap<Reference>,
@@ -253,6 +262,8 @@ impl ProfileCollector {
             instructions: 0,
             frames: Vec::new(),
             pending_call: None,
+            entering: false,
+            handlers: Vec::new(),
             units,
             regions,
             refs: AddrMap::default(),
@@ -386,6 +397,10 @@ impl ProfileCollector {
 
     /// Calls, returns and tail calls, decided at the start of a translation block.
     fn transfer(&mut self, addr: u64, entry_unit: Option<usize>) {
+        if std::mem::take(&mut self.entering) {
+            self.open_frame(addr, None, None, (self.cycles, self.instructions));
+            return;
+        }
         if let Some((ret, call)) = self.pending_call.take() {
             let at = (self.cycles, self.instructions);
             if let Some(site) = call {
@@ -497,6 +512,8 @@ impl ProfileCollector {
             instructions: self.instructions,
             frames: self.frames.clone(),
             pending_call: None,
+            entering: false,
+            handlers: Vec::new(),
             units: self.units.clone(),
             regions: self.regions.clone(),
             refs: AddrMap::default(),
@@ -614,6 +631,8 @@ impl ExecutionObserver for ProfileCollector {
         self.instructions = 0;
         self.frames.clear();
         self.pending_call = None;
+        self.entering = false;
+        self.handlers.clear();
         self.units.fill(Counters::default());
         self.regions.fill(Counters::default());
         self.refs.clear();
@@ -657,6 +676,29 @@ impl ExecutionObserver for ProfileCollector {
             }
             if b.returns_to.is_some() || b.call.is_some() {
                 self.pending_call = Some((b.returns_to, b.call));
+            }
+        }
+    }
+
+    /// A handler runs like a function called from the code it interrupted;
+    /// its return closes every frame opened since and restores the call
+    /// the interrupted block was making.
+    fn exception(&mut self, event: ExceptionEvent) {
+        match event {
+            ExceptionEvent::Entered { .. } => {
+                self.handlers
+                    .push((self.frames.len(), self.pending_call.take()));
+                self.entering = true;
+            }
+            ExceptionEvent::Returned => {
+                let Some((depth, pending)) = self.handlers.pop() else {
+                    return;
+                };
+                self.entering = false;
+                while self.frames.len() > depth {
+                    self.close_frame(false);
+                }
+                self.pending_call = pending;
             }
         }
     }

@@ -197,9 +197,12 @@ impl Scs {
             return Ok(value);
         }
         if size != 4 || addr % 4 != 0 {
-            return Err(Scs::refuse(addr, format!("a {size}-byte access (this register is word accessible only)")));
+            return Err(Scs::refuse(
+                addr,
+                format!("a {size}-byte access (this register is word accessible only)"),
+            ));
         }
-        if addr >= DWT_BASE && addr < DWT_BASE + BLOCK_SIZE {
+        if (DWT_BASE..DWT_BASE + BLOCK_SIZE).contains(&addr) {
             return self.read_dwt(addr, now);
         }
         self.read_word(addr, now, current)
@@ -215,11 +218,21 @@ impl Scs {
             0xE000_E018 => self.systick.value(now),
             // NOREF (no reference clock), SKEW, TENMS unknown (B3.3.5)
             0xE000_E01C => 0xC000_0000,
-            0xE000_E100..=0xE000_E13F => self.nvic_bits(addr - 0xE000_E100, |e, n| e.irq_enabled(n))?,
-            0xE000_E180..=0xE000_E1BF => self.nvic_bits(addr - 0xE000_E180, |e, n| e.irq_enabled(n))?,
-            0xE000_E200..=0xE000_E23F => self.nvic_bits(addr - 0xE000_E200, |e, n| e.is_pending(n + nvic::FIRST_IRQ))?,
-            0xE000_E280..=0xE000_E2BF => self.nvic_bits(addr - 0xE000_E280, |e, n| e.is_pending(n + nvic::FIRST_IRQ))?,
-            0xE000_E300..=0xE000_E33F if !v6m => self.nvic_bits(addr - 0xE000_E300, |e, n| e.is_active(n + nvic::FIRST_IRQ))?,
+            0xE000_E100..=0xE000_E13F => {
+                self.nvic_bits(addr - 0xE000_E100, |e, n| e.irq_enabled(n))?
+            }
+            0xE000_E180..=0xE000_E1BF => {
+                self.nvic_bits(addr - 0xE000_E180, |e, n| e.irq_enabled(n))?
+            }
+            0xE000_E200..=0xE000_E23F => {
+                self.nvic_bits(addr - 0xE000_E200, |e, n| e.is_pending(n + nvic::FIRST_IRQ))?
+            }
+            0xE000_E280..=0xE000_E2BF => {
+                self.nvic_bits(addr - 0xE000_E280, |e, n| e.is_pending(n + nvic::FIRST_IRQ))?
+            }
+            0xE000_E300..=0xE000_E33F if !v6m => {
+                self.nvic_bits(addr - 0xE000_E300, |e, n| e.is_active(n + nvic::FIRST_IRQ))?
+            }
             0xE000_ED00 => self.facts.cpuid,
             0xE000_ED04 => self.icsr(current),
             0xE000_ED08 if self.has_vtor() => self.vtor,
@@ -237,9 +250,13 @@ impl Scs {
             0xE000_EF34 if self.facts.fpu => self.fpccr,
             0xE000_EF38 if self.facts.fpu => self.fpcar,
             0xE000_EF3C if self.facts.fpu => self.fpdscr,
-            0xE000_E004 | 0xE000_E008 | 0xE000_E300..=0xE000_E33F | 0xE000_ED08 | 0xE000_ED24..=0xE000_ED3C | 0xE000_ED88 | 0xE000_EF34..=0xE000_EF3C => {
-                return Err(self.absent(addr))
-            }
+            0xE000_E004
+            | 0xE000_E008
+            | 0xE000_E300..=0xE000_E33F
+            | 0xE000_ED08
+            | 0xE000_ED24..=0xE000_ED3C
+            | 0xE000_ED88
+            | 0xE000_EF34..=0xE000_EF3C => return Err(self.absent(addr)),
             _ => return Err(Scs::not_modelled(addr)),
         })
     }
@@ -279,10 +296,15 @@ impl Scs {
         let aligned = addr % u32::from(size) == 0 && matches!(size, 1 | 2 | 4);
         // ARMv6-M: word access only (B3.2.2, B3.4.2)
         let allowed = aligned && (!self.v6m() || size == 4);
-        (allowed && number + u32::from(size) <= nvic::FIRST_IRQ + self.exceptions.irqs()).then_some(number)
+        (allowed && number + u32::from(size) <= nvic::FIRST_IRQ + self.exceptions.irqs())
+            .then_some(number)
     }
 
-    fn nvic_bits(&self, offset: u32, bit: impl Fn(&Exceptions, u32) -> bool) -> Result<u32, ScsError> {
+    fn nvic_bits(
+        &self,
+        offset: u32,
+        bit: impl Fn(&Exceptions, u32) -> bool,
+    ) -> Result<u32, ScsError> {
         let first = offset / 4 * 32;
         Ok((0..32)
             .filter(|i| first + i < self.exceptions.irqs() && bit(&self.exceptions, first + i))
@@ -323,10 +345,17 @@ impl Scs {
     }
 
     /// A write of `size` bytes at `addr` at cycle `now`.
-    pub fn write(&mut self, addr: u32, size: u8, value: u32, now: u64) -> Result<Effects, ScsError> {
+    pub fn write(
+        &mut self,
+        addr: u32,
+        size: u8,
+        value: u32,
+        now: u64,
+    ) -> Result<Effects, ScsError> {
         if let Some(number) = self.priority_number(addr, size) {
             for i in 0..u32::from(size) {
-                self.exceptions.set_priority_field(number + i, (value >> (8 * i)) as u8);
+                self.exceptions
+                    .set_priority_field(number + i, (value >> (8 * i)) as u8);
             }
             return Ok(Effects {
                 check_exceptions: true,
@@ -334,9 +363,12 @@ impl Scs {
             });
         }
         if size != 4 || addr % 4 != 0 {
-            return Err(Scs::refuse(addr, format!("a {size}-byte access (this register is word accessible only)")));
+            return Err(Scs::refuse(
+                addr,
+                format!("a {size}-byte access (this register is word accessible only)"),
+            ));
         }
-        if addr >= DWT_BASE && addr < DWT_BASE + BLOCK_SIZE {
+        if (DWT_BASE..DWT_BASE + BLOCK_SIZE).contains(&addr) {
             return self.write_dwt(addr, value, now).map(|_| Effects::default());
         }
         self.write_word(addr, value, now)
@@ -359,10 +391,18 @@ impl Scs {
                 self.systick.write_cvr(now);
                 effects.timers_changed = true;
             }
-            0xE000_E100..=0xE000_E13F => self.set_irq_bits(addr - 0xE000_E100, value, |e, n| e.set_irq_enabled(n, true)),
-            0xE000_E180..=0xE000_E1BF => self.set_irq_bits(addr - 0xE000_E180, value, |e, n| e.set_irq_enabled(n, false)),
-            0xE000_E200..=0xE000_E23F => self.set_irq_bits(addr - 0xE000_E200, value, |e, n| e.set_pending(n + nvic::FIRST_IRQ, true)),
-            0xE000_E280..=0xE000_E2BF => self.set_irq_bits(addr - 0xE000_E280, value, |e, n| e.set_pending(n + nvic::FIRST_IRQ, false)),
+            0xE000_E100..=0xE000_E13F => {
+                self.set_irq_bits(addr - 0xE000_E100, value, |e, n| e.set_irq_enabled(n, true))
+            }
+            0xE000_E180..=0xE000_E1BF => self.set_irq_bits(addr - 0xE000_E180, value, |e, n| {
+                e.set_irq_enabled(n, false)
+            }),
+            0xE000_E200..=0xE000_E23F => self.set_irq_bits(addr - 0xE000_E200, value, |e, n| {
+                e.set_pending(n + nvic::FIRST_IRQ, true)
+            }),
+            0xE000_E280..=0xE000_E2BF => self.set_irq_bits(addr - 0xE000_E280, value, |e, n| {
+                e.set_pending(n + nvic::FIRST_IRQ, false)
+            }),
             0xE000_ED04 => self.write_icsr(value),
             // TBLOFF: bits [31:7] on ARMv7-M (B3.2.5); ARMv6-M has no VTOR
             // unless the part implements it (Cortex-M0+: optional)
@@ -376,7 +416,10 @@ impl Scs {
             0xE000_ED28..=0xE000_ED3C if !v6m => {}
             0xE000_ED88 if !v6m => self.cpacr = value & (0xf << 20),
             0xE000_ED94 if value & 1 != 0 => {
-                return Err(Scs::refuse(addr, "enabling the MPU: memory protection is not modelled"))
+                return Err(Scs::refuse(
+                    addr,
+                    "enabling the MPU: memory protection is not modelled",
+                ))
             }
             0xE000_ED94 => {}
             0xE000_EDF0 => {} // DHCSR: only a debugger with DBGKEY may write it
@@ -396,9 +439,13 @@ impl Scs {
             // read-only registers: writes are ignored
             0xE000_ED00 | 0xE000_E01C | 0xE000_E004 => {}
             0xE000_E300..=0xE000_E33F if !v6m => {}
-            0xE000_E008 | 0xE000_E300..=0xE000_E33F | 0xE000_ED08 | 0xE000_ED24..=0xE000_ED3C | 0xE000_ED88 | 0xE000_EF00 | 0xE000_EF34..=0xE000_EF3C => {
-                return Err(self.absent(addr))
-            }
+            0xE000_E008
+            | 0xE000_E300..=0xE000_E33F
+            | 0xE000_ED08
+            | 0xE000_ED24..=0xE000_ED3C
+            | 0xE000_ED88
+            | 0xE000_EF00
+            | 0xE000_EF34..=0xE000_EF3C => return Err(self.absent(addr)),
             _ => return Err(Scs::not_modelled(addr)),
         }
         effects.check_exceptions = true;
@@ -447,10 +494,16 @@ impl Scs {
     /// CCR (B3.2.8): the traps this model cannot take are refused.
     fn write_ccr(&mut self, addr: u32, value: u32) -> Result<(), ScsError> {
         if value & (1 << 4) != 0 {
-            return Err(Scs::refuse(addr, "DIV_0_TRP (a UsageFault on division by zero) is not modelled"));
+            return Err(Scs::refuse(
+                addr,
+                "DIV_0_TRP (a UsageFault on division by zero) is not modelled",
+            ));
         }
         if value & (1 << 3) != 0 {
-            return Err(Scs::refuse(addr, "UNALIGN_TRP (a UsageFault on unaligned access) is not modelled"));
+            return Err(Scs::refuse(
+                addr,
+                "UNALIGN_TRP (a UsageFault on unaligned access) is not modelled",
+            ));
         }
         self.ccr = value & 0x0000_0303;
         Ok(())
@@ -465,7 +518,10 @@ impl Scs {
             0xE000_1000 | 0xE000_1004 if self.dwt_locked => {}
             0xE000_1000 => {
                 if value & !CYCCNTENA & 0x0FFF_FFFF != 0 {
-                    return Err(Scs::refuse(addr, "only CYCCNTENA is modelled; the DWT's sampling and event counters are not"));
+                    return Err(Scs::refuse(
+                        addr,
+                        "only CYCCNTENA is modelled; the DWT's sampling and event counters are not",
+                    ));
                 }
                 self.dwt_ctrl = (self.dwt_ctrl & 0xF000_0000) | (value & CYCCNTENA);
                 self.update_cycle_counter(now);

@@ -197,7 +197,10 @@ mod tests {
         // PendSV (0xe0) cannot preempt the active SysTick (0x40)
         assert_eq!(e.to_take(e.execution_priority(false, 0, false)), None);
         e.deactivate(SYSTICK);
-        assert_eq!(e.to_take(e.execution_priority(false, 0, false)), Some(PENDSV));
+        assert_eq!(
+            e.to_take(e.execution_priority(false, 0, false)),
+            Some(PENDSV)
+        );
         // PRIMASK masks every configurable priority
         assert_eq!(e.to_take(e.execution_priority(true, 0, false)), None);
     }

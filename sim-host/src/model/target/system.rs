@@ -175,12 +175,7 @@ fn checked(
     if !range.contains(&v.value) {
         return Err((
             format!("system.{field}.value"),
-            format!(
-                "{}: expected {} to {}",
-                v.value,
-                range.start(),
-                range.end()
-            ),
+            format!("{}: expected {} to {}", v.value, range.start(), range.end()),
         ));
     }
     Ok(v.value)
@@ -189,7 +184,10 @@ fn checked(
 fn check_peripheral(i: usize, p: &Peripheral, before: &[Peripheral]) -> Result<(), SystemError> {
     let field = |name: &str| format!("system.peripherals[{i}].{name}");
     if p.cite.trim().is_empty() {
-        return Err((field("cite"), "every peripheral range cites its source".into()));
+        return Err((
+            field("cite"),
+            "every peripheral range cites its source".into(),
+        ));
     }
     if p.size == 0 || p.start.checked_add(p.size).is_none_or(|end| end > 1 << 32) {
         return Err((
@@ -200,7 +198,10 @@ fn check_peripheral(i: usize, p: &Peripheral, before: &[Peripheral]) -> Result<(
             ),
         ));
     }
-    if let Some(q) = before.iter().find(|q| p.start < q.end() && q.start < p.end()) {
+    if let Some(q) = before
+        .iter()
+        .find(|q| p.start < q.end() && q.start < p.end())
+    {
         return Err((
             field("start"),
             format!("`{}` overlaps `{}`", p.name, q.name),
