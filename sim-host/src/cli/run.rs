@@ -14,7 +14,7 @@
 
 use anyhow::Result;
 use arpsim::types::{FileFormat, Mode};
-use sim_host::engine::{MachineError, RunOptions, Stop};
+use sim_host::engine::{MachineError, PeripheralOptions, RunOptions, Stop};
 use sim_host::host::arp_host::ArpOptions;
 use sim_host::host::counters::Measure;
 use sim_host::host::signals::{self, StopRequest};
@@ -175,6 +175,16 @@ pub struct Args {
         conflicts_with = "timeout"
     )]
     pub gdb: Option<std::net::SocketAddr>,
+    /// A CMSIS-SVD file of the part: an access to one of its peripherals
+    /// (which sim-host does not model) names the peripheral and register.
+    #[arg(long, value_name = "FILE")]
+    pub svd: Option<PathBuf>,
+    /// What an access to a vendor peripheral (the target's board ranges,
+    /// the --svd file's peripherals) does: `fault` ends the run naming it;
+    /// `ignore` reads 0 and drops writes, and the report counts them per
+    /// peripheral (start-up code that configures clocks and GPIO).
+    #[arg(long, value_enum, default_value = "fault")]
+    pub peripherals: PeripheralMode,
     /// With --gdb: start at once; the guest stops for GDB when it connects.
     #[arg(long, requires = "gdb")]
     pub gdb_no_wait: bool,
@@ -210,6 +220,10 @@ impl Args {
             },
             cores: self.cores.map(|c| c as usize),
             thread_stack: Some(self.thread_stack),
+            peripherals: PeripheralOptions {
+                ignore: self.peripherals == PeripheralMode::Ignore,
+                ..Default::default()
+            },
             ..Default::default()
         };
         RunSpec {
@@ -226,10 +240,18 @@ impl Args {
             },
             expect_output: self.expect_output.clone(),
             compare: self.compare.clone(),
+            svd: self.svd.clone(),
             progress: !self.no_progress && (self.progress || std::io::stderr().is_terminal()),
             ..RunSpec::new(elf, target)
         }
     }
+}
+
+/// `--peripherals`: what an access to a vendor peripheral does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PeripheralMode {
+    Fault,
+    Ignore,
 }
 
 /// The ELF: before `--`, or first after it (the cargo-runner form

@@ -43,6 +43,23 @@ pub fn run(args: Args) -> Result<()> {
             if t.cores == 1 { "" } else { "s" }
         );
         sim_host::show!("{}", t.memory_map());
+        for p in &t.system.peripherals {
+            sim_host::show!(
+                "  {:<10} {:#010x}..{:#010x} not modelled: named in faults, read as 0 by --peripherals ignore",
+                p.name,
+                p.start,
+                p.end()
+            );
+        }
+        if let Some(core) = &t.system.core {
+            sim_host::show!(
+                "  core: CPUID {:#010x}, exception entry {} cycles, return {}, tail-chaining {}",
+                core.cpuid,
+                core.entry.cycles,
+                core.exit.cycles,
+                core.tail_chain.cycles
+            );
+        }
         sim_host::show!("  cycle table: {}", t.cycle_reference);
         sim_host::show!();
     }

@@ -171,4 +171,14 @@ pub struct RunOutcome {
     pub section_events_dropped: u64,
     /// The guest that ran (for source locations in reports).
     pub image: Rc<GuestImage>,
+    /// The peripheral accesses `--peripherals ignore` answered.
+    pub peripheral_accesses: Vec<PeripheralAccesses>,
+}
+
+/// The accesses to one peripheral read as 0 (`--peripherals ignore`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PeripheralAccesses {
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
 }

@@ -34,7 +34,9 @@ mod exceptions;
 mod intercept;
 mod interrupts;
 mod memory;
+mod mmio;
 mod options;
+mod peripherals;
 mod plugin_guest;
 mod pricing;
 mod registers;
@@ -47,8 +49,9 @@ mod stop;
 mod thread_calls;
 
 pub use api::{
-    Counting, ExceptionEvent, ExecutionObserver, Fault, MachineError, Observer, RunOutcome, Stop,
+    Counting, ExceptionEvent, ExecutionObserver, Fault, MachineError, Observer, PeripheralAccesses,
+    RunOutcome, Stop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
-pub use options::RunOptions;
+pub use options::{PeripheralOptions, RunOptions};
 pub use setup::run;

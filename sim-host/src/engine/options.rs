@@ -3,6 +3,7 @@
 use super::api::{Counting, Observer};
 use super::debug::Debugger;
 use crate::host::arp_host::ArpOptions;
+use crate::model::peripherals::MappedPeripheral;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI32;
@@ -36,6 +37,18 @@ pub struct RunOptions {
     /// A debugger (`--gdb`) that controls the run: it is attached before
     /// the first instruction and called at every stop it asked for.
     pub debugger: Option<Rc<std::cell::RefCell<dyn Debugger>>>,
+    /// The vendor peripherals sim-host does not model.
+    pub peripherals: PeripheralOptions,
+}
+
+/// What an access to a vendor peripheral does (`--svd`, `--peripherals`).
+#[derive(Debug, Clone, Default)]
+pub struct PeripheralOptions {
+    /// The peripherals of an SVD file, which name the register in faults.
+    pub svd: Vec<MappedPeripheral>,
+    /// Read the peripherals as 0 and drop writes (`--peripherals ignore`)
+    /// instead of faulting.
+    pub ignore: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -49,6 +62,7 @@ impl std::fmt::Debug for RunOptions {
             .field("observers", &self.observers.len())
             .field("counting", &self.counting)
             .field("debugger", &self.debugger.is_some())
+            .field("peripherals", &self.peripherals)
             .finish()
     }
 }

@@ -9,8 +9,7 @@
 //! for code that never touches it.
 
 use super::api::{uc, MachineError, Stop};
-use super::pricing::counters_at;
-use super::registers::arch_reg;
+use super::mmio::placed_access;
 use super::state::{stop_with, Uc};
 use super::stop::fault_at;
 use crate::host::scs::{Effects, BLOCK_SIZE, DWT_BASE, SCS_BASE};
@@ -40,18 +39,8 @@ pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
 /// One access to the SCS or the DWT: the register's value for a read (0
 /// for a write), its effects carried out; a refused access ends the run.
 fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
-    let placed = accessing_instruction(uc, addr);
-    let (now, pc) = match placed {
-        Some(pc) => (counters_at(uc, pc).0, pc),
-        None => {
-            let st = uc.get_data_mut();
-            if let Some(sys) = st.system.as_mut() {
-                sys.unplaced += 1;
-            }
-            // not placed: the counters of the block's end
-            (st.clock.cycles, st.clock.block_start)
-        }
-    };
+    let at = placed_access(uc, u64::from(addr));
+    let (now, pc) = (at.cycles, at.pc);
     let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32;
     let Some(sys) = uc.get_data_mut().system.as_mut() else {
         return 0;
@@ -83,46 +72,6 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
             0
         }
     }
-}
-
-/// The instruction of the running block that accessed `addr`: the first
-/// load or store after the last one matched in this execution of the
-/// block whose address, from the registers as they are now, covers `addr`.
-fn accessing_instruction(uc: &mut Uc<'_>, addr: u32) -> Option<u64> {
-    let st = uc.get_data();
-    let start = st.clock.block_start;
-    let execution = (start, st.clock.instructions);
-    let end = u64::from(st.cache.peek(start as u32)?.fallthrough);
-    let from = match st.system.as_ref()?.cursor {
-        Some((e, next)) if e == execution => next,
-        _ => start,
-    };
-    let mut code = vec![0u8; end.checked_sub(from)? as usize];
-    uc.mem_read(from, &mut code).ok()?;
-    let insns = st.decoder.decode(&code, from, false).ok()?;
-    let found = insns.iter().find(|i| {
-        let offset = (i.addr - from) as usize;
-        let Some((form, _)) = st.decoder.data_address(&code[offset..], i.addr) else {
-            return false;
-        };
-        let at = form.evaluate(|n| register(uc, n, i.addr));
-        let span = 4 * u64::from(i.transfers.max(1));
-        (at..at + span).contains(&u64::from(addr))
-    })?;
-    let (pc, next) = (found.addr, found.addr + u64::from(found.size));
-    if let Some(sys) = uc.get_data_mut().system.as_mut() {
-        sys.cursor = Some((execution, next));
-    }
-    Some(pc)
-}
-
-/// Register `n`'s value for an address computed by the instruction at
-/// `pc` (PC reads as the instruction's address plus 4, word aligned).
-fn register(uc: &Uc<'_>, n: u8, pc: u64) -> u64 {
-    if n == 15 {
-        return (pc + 4) & !3;
-    }
-    arch_reg(uc.get_data().arch, u32::from(n)).map_or(0, |id| uc.reg_read(id).unwrap_or(0))
 }
 
 /// What a write asks of the core: a reset ends the run; a new pending

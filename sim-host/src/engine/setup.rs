@@ -11,14 +11,15 @@ use super::exceptions::install_exception_hooks;
 use super::intercept::install_interception;
 use super::memory::map_memory;
 use super::options::RunOptions;
+use super::peripherals;
 use super::pricing::dynamic_sites;
 use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
 use super::state::CoreSystem;
-use super::state::CounterOffsets;
 use super::state::{
     stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
 };
+use super::state::{CounterOffsets, MmioCursor};
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
 use crate::host::arp_host::ArpHost;
@@ -30,6 +31,7 @@ use crate::image::elf::GuestImage;
 use crate::model::cycles::{self, DynamicSite};
 use crate::model::decode::Decoder;
 use crate::model::limits::{MAX_CORES, MAX_THREAD_STACK, MIN_THREAD_STACK};
+use crate::model::peripherals::PeripheralMap;
 use crate::model::target::{Arch, Target, PAGE_SIZE};
 use std::collections::HashMap;
 use std::path::Path;
@@ -111,6 +113,9 @@ pub(super) fn run_once(
     let dynamic = dynamic_sites(&image, &target, &decoder);
     let state = new_state(&image, &target, options, decoder)?;
     let mut emu = create_engine(state, &target, &image)?;
+    if options.peripherals.ignore {
+        peripherals::map_ignored(&mut emu, &target)?;
+    }
     install_interception(&mut emu, &image, options)?;
     if options.counting != Counting::Off {
         csr::install(&mut emu, &image)?;
@@ -195,6 +200,11 @@ pub(super) fn new_state(
                 Box::new(system)
             }),
         counter_offsets: CounterOffsets::default(),
+        mmio: MmioCursor::default(),
+        peripherals: peripherals::state(PeripheralMap::new(
+            &target.system.peripherals,
+            &options.peripherals.svd,
+        )),
     })
 }
 

@@ -1,8 +1,8 @@
 //! The state every hook shares (Unicorn's user data), one sub-structure
 //! per concern, and the engine handle type.
 
-use super::api::ExceptionEvent;
 use super::api::Stop;
+use super::api::{ExceptionEvent, PeripheralAccesses};
 use super::blocks::BlockCache;
 use crate::host::arp_host::{ArpHost, TraceStats};
 use crate::host::progress::{ProgressShared, Snapshot};
@@ -11,6 +11,7 @@ use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::{Scheduler, ThreadId};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
+use crate::model::peripherals::PeripheralMap;
 use crate::model::target::{Arch, Target};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -40,6 +41,83 @@ pub(super) struct State {
     pub(super) system: Option<Box<CoreSystem>>,
     /// What RISC-V's `mcycle` and `minstret` were set to.
     pub(super) counter_offsets: CounterOffsets,
+    /// Where in the running block the host's device registers were last
+    /// accessed.
+    pub(super) mmio: MmioCursor,
+    /// The vendor peripherals: their map and, with `--peripherals
+    /// ignore`, the accesses answered.
+    pub(super) peripherals: Peripherals,
+}
+
+/// The instruction that made the last access to a device register the
+/// host answers (the System Control Space, the machine timer, ignored
+/// peripherals): the next access of the same block execution is made by a
+/// later instruction.
+#[derive(Debug, Default)]
+pub(super) struct MmioCursor {
+    /// The block execution (its start and the instruction count after it
+    /// was charged) and the instruction after the last access.
+    pub(super) last: Option<((u64, u64), u64)>,
+    /// Accesses that could not be placed in their block (their counters
+    /// are those of the block's end).
+    pub(super) unplaced: u64,
+}
+
+/// The vendor peripherals of a run and the accesses `--peripherals ignore`
+/// answered.
+#[derive(Debug, Default)]
+pub(super) struct Peripherals {
+    pub(super) map: PeripheralMap,
+    /// Reads and writes per peripheral of the map.
+    pub(super) counts: Vec<(u64, u64)>,
+    /// The register read last, how many times in a row, and when.
+    pub(super) poll: Poll,
+}
+
+/// Reads of one register in a row, with nothing else ignored in between,
+/// that make a poll.
+const POLL_READS: u64 = 64;
+/// A poll is still going on if its register was read this recently.
+const POLL_RECENT_CYCLES: u64 = 100_000;
+
+impl Peripherals {
+    /// The accesses answered per peripheral (those with any).
+    pub(super) fn accesses(&self) -> Vec<PeripheralAccesses> {
+        self.map
+            .peripherals
+            .iter()
+            .zip(&self.counts)
+            .filter(|(_, (r, w))| r + w > 0)
+            .map(|(m, (reads, writes))| PeripheralAccesses {
+                name: m.name.clone(),
+                reads: *reads,
+                writes: *writes,
+            })
+            .collect()
+    }
+
+    /// What a run ended by a limit at cycle `now` was doing, if it was
+    /// polling a peripheral register read as 0.
+    pub(super) fn polling(&self, now: u64) -> Option<String> {
+        let poll = self.poll;
+        if poll.reads < POLL_READS || now.saturating_sub(poll.at_cycle) > POLL_RECENT_CYCLES {
+            return None;
+        }
+        let name = self.map.find(poll.addr).map(|at| at.name())?;
+        Some(format!(
+            "the guest was polling {name} ({:#010x}): read {} times in a row, 0 each time \
+             (--peripherals ignore): a status bit that never becomes ready",
+            poll.addr, poll.reads
+        ))
+    }
+}
+
+/// The register a guest may be polling.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Poll {
+    pub(super) addr: u64,
+    pub(super) reads: u64,
+    pub(super) at_cycle: u64,
 }
 
 /// The running thread's counters and what the cycle model carries from
@@ -214,18 +292,11 @@ pub(super) fn stop_with(uc: &mut Uc<'_>, stop: Stop) {
     let _ = uc.emu_stop();
 }
 
-/// The System Control Space of the running core and where in the running
-/// block its last access was made.
+/// The System Control Space of the running core and the exceptions it
+/// takes.
 #[derive(Debug)]
 pub(super) struct CoreSystem {
     pub(super) scs: Scs,
-    /// The execution of a block (its start and the instruction count
-    /// after it was charged) and the instruction after the one that made
-    /// the last access: the next access is made by it or a later one.
-    pub(super) cursor: Option<((u64, u64), u64)>,
-    /// Accesses that could not be placed in their block (their counters
-    /// are those of the block's end).
-    pub(super) unplaced: u64,
     /// Exception entries and returns the observers have not been told
     /// of yet (`None`: no observer).
     pub(super) observed: Option<Vec<ObservedException>>,
@@ -248,8 +319,6 @@ impl CoreSystem {
     pub(super) fn new(scs: Scs) -> CoreSystem {
         CoreSystem {
             scs,
-            cursor: None,
-            unplaced: 0,
             observed: None,
             interrupted: Vec::new(),
         }

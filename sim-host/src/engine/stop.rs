@@ -3,7 +3,7 @@
 
 use super::api::{Fault, RunOutcome, Stop};
 use super::registers::{regs, thumb_state};
-use super::state::{stop_with, Uc};
+use super::state::{stop_with, State, Uc};
 use crate::host::threads::ThreadId;
 use crate::image::elf::GuestImage;
 use crate::model::target::{Arch, InsnClass, Target, PAGE_SIZE};
@@ -80,7 +80,11 @@ pub(super) fn stop_of(
                 Some((kind, addr, size, pc)) => {
                     let pc = faulting_instruction(emu, pc, kind);
                     let _ = emu.reg_write(r.pc, pc);
-                    (memory_fault_kind(kind, size), Some(addr))
+                    let text = match emu.get_data().peripherals.map.describe(addr) {
+                        Some(place) => format!("{} {place},", access_verb(kind, size)),
+                        None => memory_fault_kind(kind, size),
+                    };
+                    (text, Some(addr))
                 }
                 None if error == uc_error::INSN_INVALID && !thumb_state(emu) => (
                     "a branch to an ARM-state address (bit 0 clear): a Thumb-only core \
@@ -164,6 +168,7 @@ pub(super) fn outcome(
     };
     let mut warnings = std::mem::take(&mut st.end.warnings);
     warnings.append(&mut st.arp.warnings);
+    warnings.extend(device_warnings(st, &stop));
     let playback = st.arp.playback_report();
     RunOutcome {
         image: Rc::clone(image),
@@ -178,10 +183,33 @@ pub(super) fn outcome(
         warnings,
         cores: st.threads.sched.core_report(),
         threads_created: st.threads.sched.threads.len() - 1,
+        peripheral_accesses: st.peripherals.accesses(),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,
     }
+}
+
+/// What the run's device registers make worth saying: a peripheral
+/// polled when a limit ended the run, accesses whose counters are those
+/// of their block's end.
+fn device_warnings(st: &State, stop: &Stop) -> Vec<String> {
+    let mut out = Vec::new();
+    let limited = matches!(
+        stop,
+        Stop::CycleLimit(_) | Stop::Timeout(_) | Stop::Interrupted(_)
+    );
+    if limited {
+        out.extend(st.peripherals.polling(st.clock.cycles));
+    }
+    if st.mmio.unplaced > 0 {
+        out.push(format!(
+            "{} device-register access(es) could not be placed at their instruction: the \
+             counters they read are those of their block's end",
+            st.mmio.unplaced
+        ));
+    }
+    out
 }
 
 /// Unicorn's PC at a memory fault can lag behind the faulting instruction
@@ -216,6 +244,16 @@ pub(super) fn faulting_instruction(emu: &Uc<'_>, pc: u64, kind: MemType) -> u64 
             }
         })
         .map_or(pc, |i| i.addr)
+}
+
+/// `write (4 bytes)`: a fault's access, for a place that names itself.
+fn access_verb(kind: MemType, size: usize) -> String {
+    let verb = match kind {
+        MemType::WRITE_UNMAPPED | MemType::WRITE_PROT => "write",
+        MemType::FETCH_UNMAPPED | MemType::FETCH_PROT => "instruction fetch",
+        _ => "read",
+    };
+    format!("{verb} ({size} bytes)")
 }
 
 pub(super) fn memory_fault_kind(kind: MemType, size: usize) -> String {

@@ -32,6 +32,14 @@ pub struct Decoder {
 const ARM_PC: u8 = 15;
 
 /// Architectural number of a register by capstone's name for it.
+/// A decimal or `0x` hexadecimal immediate of capstone's text.
+fn parse_immediate(text: &str) -> Option<i64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => i64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
 fn register_number(arch: Arch, name: &str) -> Option<u8> {
     match arch {
         Arch::Arm => match name {
@@ -162,17 +170,37 @@ impl Decoder {
                 }),
                 _ => None,
             }),
-            ArchDetail::RiscVDetail(rv) => rv.operands().find_map(|op| match op {
-                RiscVOperand::Mem(m) => Some(AddressForm {
-                    base: self.reg(m.base())?,
-                    index: None,
-                    disp: m.disp(),
-                }),
-                _ => None,
-            }),
+            ArchDetail::RiscVDetail(rv) => rv
+                .operands()
+                .find_map(|op| match op {
+                    RiscVOperand::Mem(m) => Some(AddressForm {
+                        base: self.reg(m.base())?,
+                        index: None,
+                        disp: m.disp(),
+                    }),
+                    _ => None,
+                })
+                // capstone gives compressed loads and stores no memory
+                // operand: their text has it, `imm(reg)`
+                .or_else(|| self.riscv_address_text(raw.op_str().unwrap_or(""))),
             _ => None,
         }?;
         Some((form, raw.len() as u8))
+    }
+
+    /// The `disp(reg)` address of a RISC-V load's or store's operands.
+    fn riscv_address_text(&self, operands: &str) -> Option<AddressForm> {
+        let (disp, rest) = operands.rsplit_once(", ")?.1.split_once('(')?;
+        let name = rest.strip_suffix(')')?;
+        let disp = match disp.trim().strip_prefix('-') {
+            Some(d) => -parse_immediate(d)?,
+            None => parse_immediate(disp.trim())?,
+        };
+        Some(AddressForm {
+            base: register_number(Arch::Riscv, name)?,
+            index: None,
+            disp,
+        })
     }
 
     /// Mnemonic and operands of the instruction at `addr`, for messages.

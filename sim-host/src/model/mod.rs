@@ -7,4 +7,6 @@ pub mod cycles;
 pub mod decode;
 pub mod exit;
 pub mod limits;
+pub mod peripherals;
+pub mod svd;
 pub mod target;

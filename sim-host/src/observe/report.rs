@@ -8,7 +8,8 @@
 //! {
 //!   "schema_version": 1,
 //!   "elf": string, "target": string, "clock_hz": integer,
-//!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error",
+//!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error"
+//!                       |"internal_error"|"unsupported"|"system_reset",
 //!             "exit_status"?: integer, "message"?: string },
 //!   "totals": { "instructions": integer, "cycles": integer, "cpi": number,
 //!               "simulated_seconds": number, "host_seconds": number, "mips": number },
@@ -26,11 +27,12 @@
 //!                        "findings": [string] },
 //!   "prediction": null | { "parallel_cycles": integer, "sequential_cycles": integer|null,
 //!                          "parallel_section_cycles": integer|null, "speedup": number|null,
-//!                          "measured_cycles": integer|null, "difference_percent": number|null }
+//!                          "measured_cycles": integer|null, "difference_percent": number|null },
+//!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer } ]
 //! }
 //! ```
 
-use crate::engine::{RunOutcome, Stop};
+use crate::engine::{PeripheralAccesses, RunOutcome, Stop};
 use crate::host::arp_host::TraceStats;
 use crate::host::threads::Core;
 use crate::image::elf::GuestImage;
@@ -54,6 +56,10 @@ pub struct Report {
     pub cores: Vec<Core>,
     pub playback: Option<PlaybackJson>,
     pub prediction: Option<Prediction>,
+    /// The peripheral accesses `--peripherals ignore` answered (absent
+    /// when there were none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peripherals: Vec<PeripheralAccesses>,
 }
 
 #[derive(Debug, Serialize)]
@@ -191,6 +197,7 @@ impl Report {
                 }),
             warnings: outcome.warnings.clone(),
             threads_created: outcome.threads_created,
+            peripherals: outcome.peripheral_accesses.clone(),
             cores: outcome.cores.clone(),
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
@@ -269,8 +276,26 @@ impl Report {
                 );
             }
         }
+        out.push_str(&self.peripherals_text());
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
+        }
+        out
+    }
+
+    /// The accesses `--peripherals ignore` answered, per peripheral.
+    fn peripherals_text(&self) -> String {
+        let mut out = String::new();
+        if self.peripherals.is_empty() {
+            return out;
+        }
+        out.push_str("peripheral accesses read as 0 or dropped (--peripherals ignore):\n");
+        for p in &self.peripherals {
+            let _ = writeln!(
+                out,
+                "  {:<24} {:>10} reads {:>10} writes",
+                p.name, p.reads, p.writes
+            );
         }
         out
     }

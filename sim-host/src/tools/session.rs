@@ -10,8 +10,8 @@ use crate::engine::{self, MachineError, Observer, RunOptions, RunOutcome, Stop};
 use crate::host::plugin::{Plugin, PluginSpec};
 use crate::host::progress::Progress;
 use crate::image::elf::GuestImage;
-use crate::model::exit;
 use crate::model::target::{self, Target};
+use crate::model::{exit, svd};
 use crate::observe::callgrind::CallgrindCollector;
 use crate::observe::profile::Profiler;
 use crate::observe::report::{self, Report};
@@ -94,6 +94,8 @@ pub struct RunSpec {
     pub compare: Option<PathBuf>,
     /// Show the live status line while the guest runs.
     pub progress: bool,
+    /// A CMSIS-SVD file naming the part's peripherals (`--svd`).
+    pub svd: Option<PathBuf>,
 }
 
 impl RunSpec {
@@ -110,6 +112,7 @@ impl RunSpec {
             expect_output: None,
             compare: None,
             progress: false,
+            svd: None,
         }
     }
 }
@@ -250,6 +253,19 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
     options.arp.trace_events = outputs.trace_events.as_ref().map(|_| outputs.trace_limit);
     options.arp.plugins = Plugin::load_all(&spec.plugins, target.clock_hz)?;
     options.observers = observers(&profiler, &callgrind);
+    if let Some(path) = &spec.svd {
+        options.peripherals.svd = svd::load(path).context("--svd")?;
+    }
+    if options.peripherals.ignore
+        && target.system.peripherals.is_empty()
+        && options.peripherals.svd.is_empty()
+    {
+        bail!(
+            "--peripherals ignore: target `{}` lists no peripheral range (its [system] \
+             peripherals) and no --svd file names any: there is nothing to ignore",
+            target.name
+        );
+    }
     Ok(Prepared {
         target,
         image,

@@ -1,0 +1,210 @@
+//! Vendor peripherals, which sim-host does not model (issue 26), on the
+//! `board` example: start-up code that writes a UART's control register
+//! three times and reads its status once (`setup`), waits for a status bit
+//! (`poll`), or reads between the board's peripheral ranges (`gap`).
+//!
+//! By default an access faults and the message names the peripheral range
+//! from the target's `[system] peripherals` (or, with `--svd`, the
+//! peripheral and register); `--peripherals ignore` reads 0, drops writes,
+//! counts both in the report and names a status register polled forever.
+
+use e2e_tests::{guest, scratch, sim_host_bin};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const UART_SVD: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<device schemaVersion="1.3">
+  <name>MPS2</name>
+  <version>1.0</version>
+  <description>the CMSDK APB UART0 of an MPS2 board</description>
+  <addressUnitBits>8</addressUnitBits>
+  <width>32</width>
+  <size>32</size>
+  <peripherals>
+    <peripheral>
+      <name>UART0</name>
+      <baseAddress>0x40004000</baseAddress>
+      <addressBlock><offset>0</offset><size>0x1000</size><usage>registers</usage></addressBlock>
+      <registers>
+        <register><name>DATA</name><addressOffset>0x0</addressOffset></register>
+        <register><name>STATE</name><addressOffset>0x4</addressOffset></register>
+        <register><name>CTRL</name><addressOffset>0x8</addressOffset></register>
+      </registers>
+    </peripheral>
+  </peripherals>
+</device>"#;
+
+fn sim_host(target: &str, args: &[&str], mode: &str) -> Output {
+    Command::new(sim_host_bin())
+        .args(["run", "--target", target, "--max-cycles", "3000000"])
+        .args(args)
+        .arg(guest(target, "board"))
+        .args(["--", mode])
+        .output()
+        .expect("sim-host starts")
+}
+
+fn text(out: &Output) -> (Option<i32>, String, String) {
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The board's range of each built-in target's UART, as the target files
+/// cite it (QEMU's mps2.c, the pico-sdk's addressmap.h).
+fn uart_range(target: &str) -> (&'static str, &'static str) {
+    if target == "rv32imac" {
+        ("APB peripherals", "0x40000000")
+    } else {
+        ("CMSDK APB peripherals", "0x40000000")
+    }
+}
+
+#[test]
+fn a_peripheral_access_faults_naming_the_range() {
+    for target in ["cortex-m0", "cortex-m4", "rv32imac"] {
+        let (code, _, err) = text(&sim_host(target, &["-q"], "setup"));
+        assert_eq!(code, Some(120), "{target}: {err}");
+        let (name, start) = uart_range(target);
+        assert!(
+            err.contains(&format!("write (4 bytes) in peripheral {name} ({start}")),
+            "{err}"
+        );
+        assert!(err.contains("--peripherals ignore"), "{err}");
+        assert!(
+            err.contains("board.c:"),
+            "the fault is placed in the source: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_svd_file_names_peripheral_and_register() {
+    let dir = scratch("peripherals-svd");
+    let svd = dir.join("mps2.svd");
+    std::fs::write(&svd, UART_SVD).unwrap();
+    let args = ["-q", "--svd", svd.to_str().unwrap()];
+    let (code, _, err) = text(&sim_host("cortex-m3", &args, "setup"));
+    assert_eq!(code, Some(120), "{err}");
+    assert!(
+        err.contains("peripheral UART0, register CTRL (mps2.svd)"),
+        "{err}"
+    );
+    assert!(err.contains("at address 0x40004008"), "{err}");
+}
+
+#[test]
+fn ignore_reads_zero_drops_writes_and_counts_them() {
+    for target in ["cortex-m0", "cortex-m4", "rv32imac"] {
+        let dir = scratch(&format!("peripherals-ignore-{target}"));
+        let json = dir.join("report.json");
+        let args = [
+            "--peripherals",
+            "ignore",
+            "--report-json",
+            json.to_str().unwrap(),
+        ];
+        let (code, out, err) = text(&sim_host(target, &args, "setup"));
+        assert_eq!(code, Some(0), "{target}: {err}");
+        // the status register read as 0
+        assert_eq!(out, "configured, status 0\n");
+        let (name, _) = uart_range(target);
+        let row = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{err}"));
+        let numbers: Vec<&str> = row[name.len() + 2..].split_whitespace().collect();
+        // board.c: three writes of the control register, one read of the status
+        assert_eq!(numbers, ["1", "reads", "3", "writes"], "{row}");
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let expected = serde_json::json!([{ "name": name, "reads": 1, "writes": 3 }]);
+        assert_eq!(report["peripherals"], expected);
+    }
+}
+
+#[test]
+fn a_status_bit_polled_forever_is_named_at_the_cycle_limit() {
+    for target in ["cortex-m4", "rv32imac"] {
+        let (code, _, err) = text(&sim_host(target, &["--peripherals", "ignore"], "poll"));
+        assert_eq!(code, Some(122), "{target}: {err}");
+        let status = if target == "rv32imac" {
+            "0x40070018"
+        } else {
+            "0x40004004"
+        };
+        assert!(
+            err.contains(&format!("polling {} ({status})", uart_range(target).0)),
+            "{err}"
+        );
+        assert!(err.contains("never becomes ready"), "{err}");
+    }
+}
+
+#[test]
+fn between_the_ranges_is_plain_unmapped_memory() {
+    for target in ["cortex-m4", "rv32imac"] {
+        let (code, _, err) = text(&sim_host(target, &["-q"], "gap"));
+        assert_eq!(code, Some(120), "{target}: {err}");
+        assert!(
+            err.contains("read of unmapped memory (4 bytes) at address"),
+            "{err}"
+        );
+        assert!(!err.contains("peripheral"), "{err}");
+    }
+}
+
+#[test]
+fn ignore_with_nothing_to_ignore_is_refused() {
+    let dir = scratch("peripherals-nothing");
+    let target = dir.join("bare.toml");
+    write_bare_target(&target);
+    let out = Command::new(sim_host_bin())
+        .args(["run", "--target-file"])
+        .arg(&target)
+        .args(["--peripherals", "ignore"])
+        .arg(guest("cortex-m3", "board"))
+        .args(["--", "setup"])
+        .output()
+        .unwrap();
+    let (code, _, err) = text(&out);
+    // 125: the run could not start
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("nothing to ignore"), "{err}");
+}
+
+/// The built-in cortex-m3 target without its `[system] peripherals`.
+fn write_bare_target(path: &Path) {
+    let shown = Command::new(sim_host_bin())
+        .args(["targets", "--show", "cortex-m3"])
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let text = String::from_utf8(shown.stdout).unwrap();
+    let start = text
+        .find("peripherals = [")
+        .expect("the built-in file lists peripherals");
+    let end = start + text[start..].find("\n]\n").expect("the list ends") + 3;
+    std::fs::write(path, format!("{}{}", &text[..start], &text[end..])).unwrap();
+}
+
+#[test]
+fn a_broken_svd_file_is_named() {
+    let dir = scratch("peripherals-bad-svd");
+    let svd = dir.join("broken.svd");
+    std::fs::write(&svd, UART_SVD.replace("0x40004000", "zz")).unwrap();
+    let (code, _, err) = text(&sim_host(
+        "cortex-m3",
+        &["--svd", svd.to_str().unwrap()],
+        "setup",
+    ));
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("--svd") && err.contains("broken.svd"), "{err}");
+    assert!(err.contains("UART0"), "{err}");
+}
