@@ -274,6 +274,33 @@ fn systick_interrupts_tick_every_reload_plus_one_cycles() {
     }
 }
 
+/// RISC-V's machine timer (RP2350's SIO mtime, counting core cycles with
+/// MTIME_CTRL.FULLSPEED): inside the section, `lw t4, -8(t3)` reads mtime
+/// at the section's cycle 0 and `add`/`sw` set mtimecmp = mtime + P, so
+/// the interrupt is due at cycles P, 2P, ... (the handler moves mtimecmp
+/// by P each time). It is taken at each block boundary at or after that,
+/// while mstatus.MIE is set: up to the block of the `csrrci` that clears
+/// it, whose start is S - after. Each costs the trap's jump to mtvec (3,
+/// Hazard3's Trap Request) and the handler: lw (1, +1 as c.add reads it),
+/// c.add, sw, c.addi, mret (1 each, the system class).
+#[test]
+fn riscv_machine_timer_interrupts_every_period() {
+    let (load, load_use, alu, store, csr, taken_extra, call, mret) = (1, 1, 1, 1, 1, 1, 2, 1);
+    let trap_entry = 3;
+    let handler = load + load_use + alu + store + alu + mret;
+    let after = csr + 2 * alu + call;
+    for (period, n) in [(100u64, 1000u64), (300, 1000), (20, 1000), (1000, 777)] {
+        let r = run("rv32imac", &["mtick", &period.to_string(), &n.to_string()]);
+        assert_eq!(r.code, Some(0), "P={period}: {}", r.stderr);
+        let ticks = printed(&r, "ticks");
+        let s = sample(&r, 1);
+        assert_eq!(ticks, (s - after) / period, "P={period} N={n}: S={s}");
+        let setup = load + load_use + alu + store + csr;
+        let work = setup + n * 2 * alu + (n - 1) * taken_extra + after;
+        assert_eq!(s, work + ticks * (trap_entry + handler), "P={period} N={n}");
+    }
+}
+
 /// An SVC whose handler is `str r1, [r0]; bx lr`-shaped (on v7-M a bare
 /// `bx lr`): from the counter read before it to the one after, the read,
 /// the SVC, the entry, the handler and the return. With PendSV pended by

@@ -7,6 +7,8 @@
  *   clocks cycle        RISC-V `cycle` around the same loop
  *   clocks instret      RISC-V `instret` around the same loop
  *   clocks tick R N     SysTick interrupts with reload R over N iterations
+ *   clocks mtick P N    RISC-V machine timer interrupts every P cycles over
+ *                       N iterations (RP2350's SIO mtime, FULLSPEED)
  *   clocks pendsv       two tasks switched by PendSV (ARMv7-M)
  *   clocks svc          the counter around an SVC with an empty handler
  *   clocks tailchain    the same, the SVC handler pending PendSV
@@ -301,6 +303,63 @@ static void initialise_board(void) { run_systick_free(); }
         ::: "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "t0", "t1", \
             "t2", "t3", "t4", "t5", "t6", "ra", "memory")
 
+/* RP2350 SIO: the RISC-V platform timer (datasheet 3.1.8) */
+#define MTIME_CTRL 0xd00001a4u
+#define MTIMECMP 0xd00001b8u
+#define MTIMECMPH 0xd00001bcu
+
+/* The machine timer handler: mtimecmp += t5, t6++ (t3 = &MTIMECMP; the
+ * interrupted code leaves t3-t6 to it), written out so that the test can
+ * price it by hand. */
+__attribute__((naked, aligned(4))) void mtimer_isr(void)
+{
+    __asm volatile("lw t4, 0(t3)\n"
+                   "add t4, t4, t5\n"
+                   "sw t4, 0(t3)\n"
+                   "addi t6, t6, 1\n"
+                   "mret\n");
+}
+
+static volatile uint32_t mticks;
+
+/* mtime counting core cycles; inside the section: mtimecmp = mtime +
+ * period, mstatus.MIE set, `n` iterations of addi/bnez, MIE cleared. */
+__attribute__((noinline)) static void mtick(uint32_t period, uint32_t n)
+{
+    REG(MTIME_CTRL) = 3; /* EN | FULLSPEED */
+    REG(MTIMECMPH) = 0;
+    __asm volatile(
+        /* csrw mtvec, isr (direct); csrs mie, MTIE */
+        ".insn i 0x73, 1, x0, %2, 0x305\n"
+        "li t0, 0x80\n"
+        ".insn i 0x73, 2, x0, t0, 0x304\n"
+        "mv t5, %0\n"
+        "mv t2, %1\n"
+        "li t3, 0xd00001b8\n"
+        "li t6, 0\n"
+        "li a0, 1\n"
+        "li a1, 1\n"
+        "li a2, 0\n"
+        "call arp_enter_kernel\n"
+        "lw t4, -8(t3)\n"
+        "add t4, t4, t5\n"
+        "sw t4, 0(t3)\n"
+        /* csrrsi x0, mstatus, 8 (the immediate sits in the rs1 field) */
+        ".insn i 0x73, 6, x0, x8, 0x300\n"
+        "1: addi t2, t2, -1\n"
+        "bnez t2, 1b\n"
+        ".insn i 0x73, 7, x0, x8, 0x300\n"
+        "li a0, 1\n"
+        "li a1, 1\n"
+        "call arp_leave_kernel\n"
+        "la a0, mticks\n"
+        "sw t6, 0(a0)\n"
+        :
+        : "r"(period), "r"(n), "r"(mtimer_isr)
+        : "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "t0", "t1", "t2", "t3", "t4", "t5",
+          "t6", "ra", "memory");
+}
+
 /* cycle = 0xc00, instret = 0xc02 as signed 12-bit immediates */
 __attribute__((noinline)) static void measure_cycle(void) { MEASURE("-1024"); }
 __attribute__((noinline)) static void measure_instret(void) { MEASURE("-1022"); }
@@ -346,7 +405,7 @@ static int command(int argc, char **argv)
 {
     static const char *const words[] = {"dwt",     "systick", "cycle", "instret", "tick",
                                         "pendsv",  "harness", "cpuid", "mpu",     "idpfr",
-                                        "reset",   "svc",     "tailchain"};
+                                        "reset",   "svc",     "tailchain", "mtick"};
     for (int i = 1; i < argc; ++i)
         for (unsigned w = 0; w < sizeof words / sizeof words[0]; ++w)
             if (strcmp(argv[i], words[w]) == 0)
@@ -409,6 +468,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "instret")) {
         measure_instret();
         printf("instret %lu\n", (unsigned long)(t1 - t0));
+    } else if (!strcmp(what, "mtick") && argc > 2) {
+        mtick(strtoul(argv[1], 0, 0), strtoul(argv[2], 0, 0));
+        printf("ticks %lu\n", (unsigned long)mticks);
     } else
 #endif
     if (!strcmp(what, "harness")) {

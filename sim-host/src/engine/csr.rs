@@ -140,13 +140,7 @@ fn read(uc: &Uc<'_>, csr: u16, cycles: u64, instructions: u64, offsets: CounterO
 /// `time`: the machine timer's count when the board has one, else the
 /// core's cycles (the privileged spec leaves its rate to the platform).
 fn time(uc: &Uc<'_>, cycles: u64) -> u64 {
-    let target = &uc.get_data().target;
-    match &target.system.machine_timer {
-        Some(t) => {
-            (u128::from(cycles) * u128::from(t.tick_hz) / u128::from(target.clock_hz)) as u64
-        }
-        None => cycles,
-    }
+    super::machine_timer::time(uc, cycles).unwrap_or(cycles)
 }
 
 /// `mcycle`/`minstret` (or a half) written: later reads count from it.

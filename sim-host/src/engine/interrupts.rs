@@ -46,9 +46,11 @@ const FPCA: u32 = 1 << 2;
 /// front of the block at `addr` (which then runs after the handler
 /// returns). Returns whether one was taken. Also sets when to look next.
 pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
+    if uc.get_data().system.is_none() {
+        return super::machine_timer::take_due(uc, addr);
+    }
     let st = uc.get_data_mut();
     let Some(sys) = st.system.as_mut() else {
-        st.limits.next_event = u64::MAX;
         return false;
     };
     let now = st.clock.cycles;

@@ -33,6 +33,7 @@ mod debug;
 mod exceptions;
 mod intercept;
 mod interrupts;
+mod machine_timer;
 mod memory;
 mod mmio;
 mod options;

@@ -18,8 +18,9 @@ const PAGE: u64 = 0x1000;
 /// ARM's Private Peripheral Bus (the SCS, the DWT): never a vendor's.
 const ARM_PPB: std::ops::Range<u64> = 0xE000_0000..0xE010_0000;
 /// The run's peripheral state for `map`.
-pub(super) fn state(map: PeripheralMap) -> Peripherals {
+pub(super) fn state(map: PeripheralMap, ignored: bool) -> Peripherals {
     Peripherals {
+        ignored,
         counts: vec![(0, 0); map.peripherals.len()],
         map,
         poll: Poll::default(),
@@ -48,12 +49,18 @@ pub(super) fn map_ignored(emu: &mut Uc<'static>, target: &Target) -> Result<(), 
 /// The page spans to map: each peripheral's pages, less those of memory
 /// regions and the PPB, merged where they touch.
 fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
+    // RISC-V's machine timer answers its page (`machine_timer`)
+    let timer = target.system.machine_timer.as_ref();
+    let timer_page = timer
+        .filter(|_| target.arch == Arch::Riscv)
+        .map(|t| t.page());
     let taken = |page: u64| {
         target
             .regions
             .iter()
             .any(|r| page < r.end() && r.start < page + PAGE)
             || (target.arch == Arch::Arm && ARM_PPB.contains(&page))
+            || timer_page == Some(page)
     };
     let mut pages: Vec<u64> = map
         .peripherals
@@ -77,7 +84,7 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
 /// mapped page holds none (the rest of a page a peripheral starts in).
 /// Not placed at its instruction (decoding the block at every access
 /// would make a polling loop crawl): a poll's time is its block's.
-fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) {
+pub(super) fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) {
     let st = uc.get_data_mut();
     let now = st.clock.cycles;
     let p = &mut st.peripherals;

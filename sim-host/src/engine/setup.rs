@@ -201,10 +201,11 @@ pub(super) fn new_state(
             }),
         counter_offsets: CounterOffsets::default(),
         mmio: MmioCursor::default(),
-        peripherals: peripherals::state(PeripheralMap::new(
-            &target.system.peripherals,
-            &options.peripherals.svd,
-        )),
+        peripherals: peripherals::state(
+            PeripheralMap::new(&target.system.peripherals, &options.peripherals.svd),
+            options.peripherals.ignore,
+        ),
+        machine_timer: super::machine_timer::state(target),
     })
 }
 
@@ -285,6 +286,7 @@ pub(super) fn create_engine(
     uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
     map_memory(&mut emu, target)?;
     super::scs::map(&mut emu)?;
+    super::machine_timer::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),

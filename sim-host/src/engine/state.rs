@@ -47,6 +47,20 @@ pub(super) struct State {
     /// The vendor peripherals: their map and, with `--peripherals
     /// ignore`, the accesses answered.
     pub(super) peripherals: Peripherals,
+    /// The RISC-V machine timer of the board, when it has one.
+    pub(super) machine_timer: Option<Box<TimerState>>,
+}
+
+/// The machine timer and the trap it raised, if the handler still runs.
+#[derive(Debug)]
+pub(super) struct TimerState {
+    pub(super) device: crate::host::mtimer::MachineTimer,
+    /// MTIME_CTRL's address.
+    pub(super) base: u64,
+    /// The timer interrupt being handled: where it was taken and the
+    /// block-to-block state (fall-through address, taken-branch extra) of
+    /// the code it interrupted.
+    pub(super) trap: Option<(u64, u64, u32)>,
 }
 
 /// The instruction that made the last access to a device register the
@@ -68,6 +82,8 @@ pub(super) struct MmioCursor {
 #[derive(Debug, Default)]
 pub(super) struct Peripherals {
     pub(super) map: PeripheralMap,
+    /// `--peripherals ignore`: accesses read 0 and are counted.
+    pub(super) ignored: bool,
     /// Reads and writes per peripheral of the map.
     pub(super) counts: Vec<(u64, u64)>,
     /// The register read last, how many times in a row, and when.

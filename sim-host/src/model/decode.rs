@@ -413,6 +413,11 @@ impl Decoder {
                 (mask(&regs), 0)
             }
             _ => match regs.split_first() {
+                // the compressed two-address forms (c.add rd, rs2 is
+                // add rd, rd, rs2) read their destination too
+                Some((rd, _)) if TWO_ADDRESS.iter().any(|i| is(*i)) => {
+                    (mask(&regs), mask(std::slice::from_ref(rd)))
+                }
                 Some((rd, rest)) => (mask(rest), mask(std::slice::from_ref(rd))),
                 None => (0, 0),
             },
@@ -433,6 +438,24 @@ impl Decoder {
         })
     }
 }
+
+/// RVC instructions whose destination is also a source (RISC-V
+/// unprivileged spec, chapter "C" Standard Extension: c.add expands to
+/// add rd, rd, rs2; c.addi to addi rd, rd, imm; and so on). Capstone lists
+/// their register once.
+const TWO_ADDRESS: [RiscVInsn; 11] = [
+    RiscVInsn::RISCV_INS_C_ADD,
+    RiscVInsn::RISCV_INS_C_ADDI,
+    RiscVInsn::RISCV_INS_C_ADDI16SP,
+    RiscVInsn::RISCV_INS_C_SUB,
+    RiscVInsn::RISCV_INS_C_AND,
+    RiscVInsn::RISCV_INS_C_ANDI,
+    RiscVInsn::RISCV_INS_C_OR,
+    RiscVInsn::RISCV_INS_C_XOR,
+    RiscVInsn::RISCV_INS_C_SLLI,
+    RiscVInsn::RISCV_INS_C_SRLI,
+    RiscVInsn::RISCV_INS_C_SRAI,
+];
 
 /// The source operands of a multiply or divide: the registers at `first`
 /// and `first + 1` of its register operands.
@@ -767,6 +790,17 @@ mod tests {
             .unwrap()
             .decode(bytes, 0x1000, false)
             .unwrap()
+    }
+
+    #[test]
+    fn compressed_two_address_forms_read_their_destination() {
+        // lw t4, 0(t3) ; c.add t4, t5 ; c.addi t2, -1 ; c.mv a0, a1
+        let insns = riscv(&[0x83, 0x2e, 0x0e, 0x00, 0xfa, 0x9e, 0xfd, 0x13, 0x2e, 0x85]);
+        let (t2, t4, t5, a0, a1) = (1 << 7, 1 << 29, 1 << 30, 1 << 10, 1 << 11);
+        assert_eq!((insns[1].reads, insns[1].writes), (t4 | t5, t4), "c.add");
+        assert_eq!((insns[2].reads, insns[2].writes), (t2, t2), "c.addi");
+        // c.mv is add rd, x0, rs2: its destination is not read
+        assert_eq!((insns[3].reads, insns[3].writes), (a1, a0), "c.mv");
     }
 
     #[test]

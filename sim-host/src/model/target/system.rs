@@ -57,6 +57,13 @@ pub struct MachineTimer {
     pub cite: String,
 }
 
+impl MachineTimer {
+    /// The 4 KiB page that holds its registers (Unicorn maps pages).
+    pub fn page(&self) -> u64 {
+        self.base & !0xfff
+    }
+}
+
 /// The `[system]` section as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

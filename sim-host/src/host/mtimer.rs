@@ -1,0 +1,204 @@
+//! The RISC-V machine timer (`mtime`, `mtimecmp`; RISC-V privileged spec
+//! 3.2.1) of a board, on the simulated clock. The layout is RP2350's SIO
+//! (RP2350 datasheet 3.1.8 "RISC-V platform timer"; pico-sdk
+//! hardware/regs/sio.h): from MTIME_CTRL, MTIME +0xc, MTIMEH +0x10,
+//! MTIMECMP +0x14, MTIMECMPH +0x18. MTIME_CTRL resets to EN (bit 0) with
+//! FULLSPEED (bit 1) clear: the timer then counts the board's tick
+//! (`tick_hz`, 1 MHz when the tick generator is set up as pico-sdk's
+//! runtime does), with FULLSPEED every core cycle. MTIMECMP resets to all
+//! ones. The interrupt is pending while mtime >= mtimecmp (level, not
+//! edge: a handler that does not move mtimecmp is entered again).
+//!
+//! Ticks sit on a fixed grid of the core's cycles, tick n at cycle
+//! ceil(n * clock / tick), so the same program sees the same times.
+
+/// MTIME_CTRL's bits.
+const EN: u32 = 1;
+const FULLSPEED: u32 = 1 << 1;
+/// The bits MTIME_CTRL keeps (DBGPAUSE_CORE0/1 are bits 2 and 3).
+const CTRL_BITS: u32 = 0xf;
+/// The register span from MTIME_CTRL.
+pub const SPAN: u64 = 0x1c;
+
+/// A register of the timer, by its offset from MTIME_CTRL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerRegister {
+    Ctrl,
+    Time { high: bool },
+    Compare { high: bool },
+}
+
+impl TimerRegister {
+    /// The register at `offset` from MTIME_CTRL (the padding between is
+    /// none of them).
+    pub fn at(offset: u64) -> Option<TimerRegister> {
+        match offset {
+            0 => Some(TimerRegister::Ctrl),
+            0xc => Some(TimerRegister::Time { high: false }),
+            0x10 => Some(TimerRegister::Time { high: true }),
+            0x14 => Some(TimerRegister::Compare { high: false }),
+            0x18 => Some(TimerRegister::Compare { high: true }),
+            _ => None,
+        }
+    }
+}
+
+/// The timer's state; times are the core's cycle counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineTimer {
+    clock_hz: u64,
+    tick_hz: u64,
+    ctrl: u32,
+    /// mtime was `value` at cycle `since` (and counts from there when EN).
+    value: u64,
+    since: u64,
+    compare: u64,
+}
+
+impl MachineTimer {
+    pub fn new(clock_hz: u64, tick_hz: u64) -> MachineTimer {
+        MachineTimer {
+            clock_hz: clock_hz.max(1),
+            tick_hz: tick_hz.max(1),
+            ctrl: EN,
+            value: 0,
+            since: 0,
+            compare: u64::MAX,
+        }
+    }
+
+    /// Ticks counted from cycle 0 to `cycle` on the current rate's grid.
+    fn ticks(&self, cycle: u64) -> u64 {
+        if self.ctrl & FULLSPEED != 0 {
+            cycle
+        } else {
+            (u128::from(cycle) * u128::from(self.tick_hz) / u128::from(self.clock_hz)) as u64
+        }
+    }
+
+    /// The first cycle at which `ticks` reaches `n`.
+    fn cycle_of_tick(&self, n: u64) -> Option<u64> {
+        if self.ctrl & FULLSPEED != 0 {
+            return Some(n);
+        }
+        let cycles = (u128::from(n) * u128::from(self.clock_hz)).div_ceil(u128::from(self.tick_hz));
+        u64::try_from(cycles).ok()
+    }
+
+    /// mtime at cycle `now`.
+    pub fn time(&self, now: u64) -> u64 {
+        if self.ctrl & EN == 0 {
+            return self.value;
+        }
+        let counted = self.ticks(now).saturating_sub(self.ticks(self.since));
+        self.value.wrapping_add(counted)
+    }
+
+    /// Restarts the count at its current value (before a change of rate,
+    /// enable or value).
+    fn rebase(&mut self, now: u64) {
+        self.value = self.time(now);
+        self.since = now;
+    }
+
+    pub fn read(&self, register: TimerRegister, now: u64) -> u32 {
+        let half = |v: u64, high: bool| if high { (v >> 32) as u32 } else { v as u32 };
+        match register {
+            TimerRegister::Ctrl => self.ctrl,
+            TimerRegister::Time { high } => half(self.time(now), high),
+            TimerRegister::Compare { high } => half(self.compare, high),
+        }
+    }
+
+    pub fn write(&mut self, register: TimerRegister, value: u32, now: u64) {
+        let set = |old: u64, high: bool| {
+            if high {
+                (old & 0xFFFF_FFFF) | (u64::from(value) << 32)
+            } else {
+                (old & !0xFFFF_FFFF) | u64::from(value)
+            }
+        };
+        match register {
+            TimerRegister::Ctrl => {
+                self.rebase(now);
+                self.ctrl = value & CTRL_BITS;
+            }
+            TimerRegister::Time { high } => {
+                self.rebase(now);
+                self.value = set(self.value, high);
+            }
+            TimerRegister::Compare { high } => self.compare = set(self.compare, high),
+        }
+    }
+
+    /// The first cycle, from `now`, at which the interrupt is pending
+    /// (mtime >= mtimecmp); `None` when the timer is stopped short of it
+    /// or will not get there within 64 bits of cycles.
+    pub fn pending_from(&self, now: u64) -> Option<u64> {
+        let time = self.time(now);
+        if time >= self.compare {
+            return Some(now);
+        }
+        if self.ctrl & EN == 0 {
+            return None;
+        }
+        // ticks(c) - ticks(since) >= compare - value
+        let needed = self.compare - self.value;
+        let tick = self.ticks(self.since).checked_add(needed)?;
+        self.cycle_of_tick(tick).map(|c| c.max(now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_at_the_board_rate_on_a_fixed_grid() {
+        // 150 MHz core, 1 MHz tick: one tick per 150 cycles
+        let t = MachineTimer::new(150_000_000, 1_000_000);
+        assert_eq!(t.time(149), 0);
+        assert_eq!(t.time(150), 1);
+        assert_eq!(t.time(1_500_000), 10_000);
+        assert_eq!(t.read(TimerRegister::Ctrl, 0), EN);
+    }
+
+    #[test]
+    fn fullspeed_counts_cycles_from_the_write() {
+        let mut t = MachineTimer::new(150_000_000, 1_000_000);
+        t.write(TimerRegister::Ctrl, EN | FULLSPEED, 300); // mtime 2 at 300
+        assert_eq!(t.time(300), 2);
+        assert_eq!(t.time(310), 12);
+        t.write(TimerRegister::Compare { high: true }, 0, 310);
+        t.write(TimerRegister::Compare { high: false }, 100, 310);
+        // 100 - 2 = 98 cycles after 300
+        assert_eq!(t.pending_from(310), Some(398));
+        assert_eq!(t.pending_from(500), Some(500));
+    }
+
+    #[test]
+    fn a_stopped_timer_keeps_its_value_and_is_never_due() {
+        let mut t = MachineTimer::new(100, 10);
+        t.write(TimerRegister::Compare { high: true }, 0, 0);
+        t.write(TimerRegister::Compare { high: false }, 5, 0);
+        assert_eq!(t.pending_from(0), Some(50));
+        t.write(TimerRegister::Ctrl, 0, 25); // stopped at 2
+        assert_eq!(t.time(1_000), 2);
+        assert_eq!(t.pending_from(1_000), None);
+        t.write(TimerRegister::Time { high: false }, 7, 1_000);
+        assert_eq!(t.pending_from(1_000), Some(1_000));
+        assert_eq!(t.read(TimerRegister::Time { high: false }, 9_999), 7);
+    }
+
+    #[test]
+    fn the_reset_compare_is_never_reached() {
+        let t = MachineTimer::new(150_000_000, 1_000_000);
+        // all ones: 2^64 - 1 ticks need more than 64 bits of cycles
+        assert_eq!(t.pending_from(0), None);
+        assert_eq!(
+            TimerRegister::at(0x14),
+            Some(TimerRegister::Compare { high: false })
+        );
+        assert_eq!(TimerRegister::at(0x4), None);
+    }
+}
