@@ -7,7 +7,7 @@ use crate::observe::report::SectionRow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The version of the result's JSON form (see the module documentation).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The outcome of one entry. Its host time is kept out of its JSON form
 /// (it is under the report's `host`).
@@ -39,6 +39,10 @@ pub struct EntryResult {
 pub struct SectionResult {
     pub path: Vec<u16>,
     pub functions: Vec<Option<String>>,
+    /// Each section's name (its label, else where it is entered; absent
+    /// from results before schema version 3).
+    #[serde(default)]
+    pub names: Vec<String>,
     pub kind: String,
     pub count: u64,
     pub total_cycles: u64,
@@ -57,6 +61,7 @@ impl From<SectionRow> for SectionResult {
         SectionResult {
             path: r.path,
             functions: r.functions,
+            names: r.names,
             kind: r.kind.to_owned(),
             count: r.count,
             total_cycles: r.total_cycles,
@@ -121,6 +126,20 @@ pub(super) fn section_totals(sections: &[SectionResult]) -> String {
         .map(|s| {
             let path: Vec<String> = s.path.iter().map(u16::to_string).collect();
             format!("{}={}", path.join("/"), s.total_cycles)
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// "8=main (filter.c:128);8/7/1=ato_kernel_x": each section trace's name
+/// (its innermost section's).
+pub(super) fn section_names(sections: &[SectionResult]) -> String {
+    sections
+        .iter()
+        .map(|s| {
+            let path: Vec<String> = s.path.iter().map(u16::to_string).collect();
+            let name = s.names.last().map_or("", String::as_str);
+            format!("{}={name}", path.join("/"))
         })
         .collect::<Vec<_>>()
         .join(";")
@@ -204,10 +223,11 @@ impl SuiteReport {
         out
     }
 
-    /// One line per entry; sections as `path=cycles` joined by `;`.
+    /// One line per entry; sections as `path=cycles` joined by `;`, and
+    /// their names as `path=name` (the last column, added in version 3).
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "name,target,cores,status,exit_code,expected_exit_code,stop,cycles,instructions,simulated_seconds,host_seconds,section_cycles,failures\n",
+            "name,target,cores,status,exit_code,expected_exit_code,stop,cycles,instructions,simulated_seconds,host_seconds,section_cycles,failures,section_names\n",
         );
         for e in &self.entries {
             let fields = [
@@ -224,6 +244,7 @@ impl SuiteReport {
                 format!("{:.3}", e.host_seconds),
                 section_totals(&e.sections),
                 e.failures.join("; "),
+                section_names(&e.sections),
             ];
             let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
             out += &line.join(",");
