@@ -24,12 +24,12 @@ enum Command {
     Run(Box<cli::run::Args>),
     /// List the built-in targets with their memory maps and clocks.
     Targets(cli::targets::Args),
-    /// Look into and convert data.arp files.
+    /// Look into, compare and convert data.arp files.
     Arp(cli::arp::Args),
     /// Generate the SIR (program structure) of a guest ELF.
     Sir(cli::sir::Args),
     /// Run the entries of a suite manifest in parallel and report them together.
-    Suite(cli::suite::Args),
+    Suite(Box<cli::suite::Args>),
     /// The guest SDK: headers, stubs, linker scripts, Makefile fragments,
     /// CMake toolchain files, the Rust crate.
     Sdk(cli::sdk::Args),
@@ -53,12 +53,18 @@ fn dispatch(cli: Cli) -> Result<()> {
             std::process::exit(status);
         }
         Command::Targets(args) => cli::targets::run(args),
-        Command::Arp(args) => cli::arp::run(args),
+        Command::Arp(args) => {
+            let status = cli::arp::run(args)?;
+            if status != 0 {
+                std::process::exit(status);
+            }
+            Ok(())
+        }
         Command::Sir(args) => cli::sir::run(args),
         Command::Sdk(args) => cli::sdk::run(args),
         Command::New(args) => cli::new::run(args),
         Command::Suite(args) => {
-            let status = cli::suite::run(args)?;
+            let status = cli::suite::run(*args)?;
             std::process::exit(status);
         }
     }
