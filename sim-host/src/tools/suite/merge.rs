@@ -330,6 +330,7 @@ mod tests {
             simulated_seconds: 1e-6,
             host_seconds: 0.5,
             sections: Vec::new(),
+            budgets: Vec::new(),
         }
     }
 

@@ -31,6 +31,17 @@ pub struct EntryResult {
     #[serde(skip)]
     pub host_seconds: f64,
     pub sections: Vec<SectionResult>,
+    /// Its `budget`s, judged (absent when it has none). A budget over its
+    /// limit fails the suite's cycle gate, not the entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<super::budget::BudgetResult>,
+}
+
+impl EntryResult {
+    /// Its budgets that failed, with the numbers.
+    pub fn budget_failures(&self) -> impl Iterator<Item = String> + '_ {
+        self.budgets.iter().filter_map(|b| b.failure())
+    }
 }
 
 /// A section row of an entry (`report::SectionRow`, readable back for
@@ -186,6 +197,13 @@ impl SuiteReport {
         self.failed == 0
     }
 
+    /// Whether every budget of every entry held.
+    pub fn budgets_held(&self) -> bool {
+        self.entries
+            .iter()
+            .all(|e| e.budgets.iter().all(|b| b.passed))
+    }
+
     /// The table printed on stdout.
     pub fn to_text(&self) -> String {
         let width = self
@@ -212,7 +230,7 @@ impl SuiteReport {
                 e.host_seconds,
                 section_totals(&e.sections),
             );
-            for f in &e.failures {
+            for f in e.failures.iter().cloned().chain(e.budget_failures()) {
                 out += &format!("{:<width$}    {f}\n", "");
             }
         }
