@@ -141,6 +141,39 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// Every help text speaks to an installed user: it names no file of
+    /// this repository's sources (an installed sim-host has none of them).
+    #[test]
+    fn help_texts_name_no_source_file() {
+        use clap::CommandFactory;
+        fn walk(cmd: &mut clap::Command, path: String, found: &mut Vec<String>) {
+            let help = cmd.render_long_help().to_string();
+            for word in help.split(|c: char| c.is_whitespace() || "(),;`'\"".contains(c)) {
+                let source = [".rs", ".py", ".c", "src/", "guest-shim/", "tests/", "docs/"]
+                    .iter()
+                    .any(|s| {
+                        word.ends_with(s) || word.contains(&format!("/{s}")) || word.starts_with(s)
+                    })
+                    || word.contains("ARCHITECTURE")
+                    || word.contains("README");
+                if source {
+                    found.push(format!("`sim-host {path} --help`: {word}"));
+                }
+            }
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .collect();
+            for name in names {
+                let sub = cmd.find_subcommand_mut(&name).expect("listed");
+                walk(sub, format!("{path} {name}").trim().to_owned(), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&mut Cli::command(), String::new(), &mut found);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
     #[test]
     fn values_out_of_range_are_refused_by_the_parser() {
         for bad in [
