@@ -831,6 +831,149 @@ fn the_junit_check_refuses_what_the_schemas_refuse() {
     }
 }
 
+/// The JUnit schema of `tests/schemas/junit.xsd`: the Ant JUnit report's
+/// structure and types with only what Jenkins' schema also accepts.
+fn junit_xsd() -> PathBuf {
+    repo_root().join("tests/schemas/junit.xsd")
+}
+
+/// Validates the JUnit file `path` against [`junit_xsd`] with xmllint:
+/// its error (file, line, element, attribute) when it is not valid.
+fn xmllint(path: &Path) -> Result<(), String> {
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(junit_xsd())
+        .arg(path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("xmllint runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(text(&out))
+    }
+}
+
+/// Every kind of JUnit report the suite writes (all passed; an entry
+/// failed; a baseline's section and a budget over their limits; names
+/// with XML's markup characters) validates against the JUnit XSD with
+/// xmllint, and the XSD refuses what the schemas refuse.
+#[test]
+#[cfg_attr(
+    not(has_xmllint),
+    ignore = "needs xmllint (libxml2-utils; scripts/bootstrap.sh installs it)"
+)]
+fn junit_reports_validate_against_the_junit_xsd_with_xmllint() {
+    e2e_tests::require_tool("xmllint");
+    let dir = scratch("gates-junit-xsd");
+    copy_fir(&dir, "cortex-m4");
+    let budget = "{ ato_kernel_fir = { mean_cycles = 1 }, \"2/1\" = { instructions = 1000000000 }, \"ato_<&>\" = 5 }";
+    fir_manifest(&dir, "fast", "fir.elf", None);
+    fir_manifest(&dir, "slow", "fir-rolled.elf", Some(budget));
+    // an entry whose output differs, named with markup characters
+    let odd = read(&dir.join("slow.toml")).replace("\"fir\"", "\"fir <&> \\\"q\\\" 'a'\"");
+    std::fs::write(dir.join("bad.txt"), "not what fir prints\n").unwrap();
+    let odd = odd
+        .lines()
+        .map(|l| {
+            if l.starts_with("expected_output") {
+                format!("expected_output = \"{}\"", dir.join("bad.txt").display())
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.join("odd.toml"), odd + "\n").unwrap();
+
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "fast.toml",
+            "--write-baseline",
+            "base.json",
+            "--junit",
+            "pass.xml",
+        ],
+    );
+    assert_eq!(status(&out), 0, "{}", text(&out));
+    let out = sim_host(
+        &dir,
+        &[
+            "suite",
+            "slow.toml",
+            "--baseline",
+            "base.json",
+            "--junit",
+            "gate.xml",
+        ],
+    );
+    assert_eq!(status(&out), GATE_FAILED, "{}", text(&out));
+    let out = sim_host(&dir, &["suite", "odd.toml", "--junit", "failed.xml"]);
+    assert_eq!(status(&out), 1, "{}", text(&out));
+
+    for (file, failures) in [("pass.xml", 0), ("gate.xml", 3), ("failed.xml", 3)] {
+        let path = dir.join(file);
+        if let Err(e) = xmllint(&path) {
+            panic!("{file} is not valid JUnit XML:\n{e}\n{}", read(&path));
+        }
+        let xml = read(&path);
+        check_junit(&xml);
+        assert!(
+            xml.contains(&format!("failures=\"{failures}\"")),
+            "{file}: {failures} failures expected:\n{xml}"
+        );
+    }
+    let failed = read(&dir.join("failed.xml"));
+    assert!(
+        failed.contains("fir &lt;&amp;&gt; &quot;q&quot; &apos;a&apos;"),
+        "{failed}"
+    );
+
+    // what the schemas refuse, the XSD refuses, naming where
+    let good = read(&dir.join("gate.xml"));
+    for (bad, why) in [
+        (
+            good.replacen("<testsuites>", "<testsuites name=\"x\">", 1),
+            "attribute 'name'",
+        ),
+        (good.replacen(" hostname=\"", " host=\"", 1), "hostname"),
+        (
+            good.replacen("\" hostname=", "Z\" hostname=", 1),
+            "timestamp",
+        ),
+        (good.replacen(" time=\"", " time=\"1e", 1), "time"),
+        (good.replacen(" type=\"", " kind=\"", 1), "type"),
+        (
+            good.replacen("<system-err", "<system-errs", 1).replacen(
+                "</system-err>",
+                "</system-errs>",
+                1,
+            ),
+            "system-err",
+        ),
+        (
+            good.replacen(" classname=\"", " assertions=\"1\" classname=\"", 1),
+            "assertions",
+        ),
+        (
+            good.replacen("</failure>", "</failure><error type=\"e\"/>", 1),
+            "error",
+        ),
+    ] {
+        assert_ne!(bad, good, "{why}: the change applies");
+        let path = dir.join("bad.xml");
+        std::fs::write(&path, &bad).unwrap();
+        let refused = xmllint(&path).expect_err(&format!("accepted with {why}: {bad}"));
+        assert!(
+            refused.contains("bad.xml:") && refused.contains("Schemas validity error"),
+            "{why}: {refused}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------
 // Names
 

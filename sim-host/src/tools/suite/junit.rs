@@ -12,7 +12,8 @@
 //! order; each `testcase` with `name`, `classname` and `time`, and at most
 //! one `failure` or `error`, which has a `type`) and Jenkins' (the
 //! xunit-plugin's `junit-10.xsd`, which allows no other attributes).
-//! `tests/tests/gates.rs` checks a written file against those rules.
+//! `tests/tests/gates.rs` validates written files against
+//! `tests/schemas/junit.xsd` (those rules as an XSD) with xmllint.
 
 use super::baseline::Comparison;
 use super::result::{EntryResult, SuiteReport};
