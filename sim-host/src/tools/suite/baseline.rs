@@ -160,7 +160,8 @@ impl Baseline {
                 )));
             }
         }
-        serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+        // from the text again, so an error names its line and column
+        serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
     }
 
     pub fn to_json(&self) -> String {
@@ -390,5 +391,32 @@ mod tests {
             e.contains("r.json: not a suite result") && e.contains("--write-baseline"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_malformed_baseline_is_an_error_naming_the_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("b.json");
+        let good = Baseline::of(&report(7)).to_json();
+        for (bad, says) in [
+            (
+                good.replace("\"total_cycles\": 7", "\"total_cycles\": \"7\""),
+                "invalid type: string \"7\", expected u64 at line ",
+            ),
+            (
+                good.replace("\"count\": 1,", ""),
+                "missing field `count` at line ",
+            ),
+            (
+                good.replace("\"entries\"", "\"entry\""),
+                "missing field `entries`",
+            ),
+            (good[..good.len() / 2].to_owned(), "EOF while parsing"),
+        ] {
+            assert_ne!(bad, good);
+            std::fs::write(&file, &bad).unwrap();
+            let e = Baseline::load(&file).unwrap_err().to_string();
+            assert!(e.contains("b.json") && e.contains(says), "{says}: {e}");
+        }
     }
 }
