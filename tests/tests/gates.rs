@@ -1366,8 +1366,10 @@ fn the_github_job_of_docs_ci_md_runs_as_written() {
         commands.iter().any(|c| c.contains("--junit junit.xml")),
         "{commands:?}"
     );
-    // the JUnit action reads the file the suite writes
+    // the JUnit action reads the file the suite writes, and may publish
+    // its check run (a token is read-only by default)
     assert!(yaml.contains("report_paths: junit.xml"), "{yaml}");
+    assert!(yaml.contains("checks: write"), "{yaml}");
     let dir = scratch("gates-ci-github");
     let checkout = checkout(&dir);
     let step_summary = dir.join("step-summary.md");
