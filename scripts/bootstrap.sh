@@ -17,6 +17,8 @@
 #   python3                      guest-shim/build.py (tomllib: Python >= 3.11)
 #   gcc, make, pkg-config        host C for the libarp end-to-end test
 #   valgrind                     callgrind_annotate reads our callgrind output
+#   libxml2-utils                xmllint validates the suite's JUnit reports
+#                                against tests/schemas/junit.xsd
 #   munge, slurmctld, slurmd,    a real single-node Slurm for the job-array
 #   slurm-client                 recipe of docs/scale-out.md (the tests start
 #                                and stop their own daemons; the packages'
@@ -29,6 +31,7 @@ PACKAGES=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm valgrind fonts-dejavu-core
   parallel  # GNU parallel: the docs/scale-out.md recipe test
+  libxml2-utils  # xmllint: tests/tests/gates.rs validates the JUnit reports against an XSD
   gdb-multiarch  # tests/tests/gdb.rs: debugging a guest through --gdb
   munge slurmctld slurmd slurm-client  # tests/tests/suite_shards.rs: the Slurm recipe
 )

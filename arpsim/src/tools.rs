@@ -7,6 +7,7 @@ use crate::query::ModeSwitch;
 use crate::record::{Header, Payload, Record};
 use crate::types::{FileFormat, Mode, Sid};
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -18,6 +19,12 @@ fn io_out(e: std::io::Error) -> ArpError {
 /// is built in one reused buffer (no allocation per record on the
 /// `record_all` path): dumping runs at the reader's pace.
 pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
+    dump_named(path, &BTreeMap::new(), out)
+}
+
+/// [`dump`], each trace followed by its innermost section's name from
+/// `names` (by section id) where it has one.
+pub fn dump_named(path: &Path, names: &BTreeMap<Sid, String>, out: &mut dyn Write) -> Result<()> {
     let mut n = 0u64;
     let mut header_done = false;
     let mut line: Vec<u8> = Vec::with_capacity(256);
@@ -28,7 +35,7 @@ pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
         }
         n += 1;
         line.clear();
-        dump_line(&mut line, n, h.mode, r);
+        dump_line(&mut line, n, h.mode, r, names);
         out.write_all(&line).map_err(io_out)
     })?;
     if !header_done {
@@ -38,7 +45,7 @@ pub fn dump(path: &Path, out: &mut dyn Write) -> Result<()> {
 }
 
 /// `{n:>8} {count:>8}  {trace:<40} {values}\n` of one record.
-fn dump_line(line: &mut Vec<u8>, n: u64, mode: Mode, r: &Record) {
+fn dump_line(line: &mut Vec<u8>, n: u64, mode: Mode, r: &Record, names: &BTreeMap<Sid, String>) {
     let mut number = itoa::Buffer::new();
     pad_left(line, number.format(n).as_bytes(), 8);
     line.push(b' ');
@@ -54,6 +61,10 @@ fn dump_line(line: &mut Vec<u8>, n: u64, mode: Mode, r: &Record) {
             line.push(b'@');
             line.extend_from_slice(number.format(e.idx).as_bytes());
         }
+    }
+    if let Some(name) = r.stack.last().and_then(|e| names.get(&e.sid)) {
+        line.push(b' ');
+        line.extend_from_slice(name.as_bytes());
     }
     let width = line.len() - trace_start;
     line.resize(line.len() + 40usize.saturating_sub(width), b' ');
@@ -195,23 +206,52 @@ pub fn stats(path: &Path) -> Result<Vec<TraceStats>> {
 
 /// Writes [`stats`] as a table.
 pub fn write_stats(stats: &[TraceStats], out: &mut dyn Write) -> Result<()> {
+    write_stats_named(stats, &BTreeMap::new(), out)
+}
+
+/// [`write_stats`] with a last column, `section`: each trace's innermost
+/// section's name from `names` (by section id); without names, no column.
+pub fn write_stats_named(
+    stats: &[TraceStats],
+    names: &BTreeMap<Sid, String>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let named = !names.is_empty();
     writeln!(
         out,
-        "{:<40} {:>3} {:>10} {:>14} {:>14} {:>14} {:>16}",
-        "trace", "set", "count", "mean", "min", "max", "total"
+        "{:<40} {:>3} {:>10} {:>14} {:>14} {:>14} {:>16}{}",
+        "trace",
+        "set",
+        "count",
+        "mean",
+        "min",
+        "max",
+        "total",
+        if named { "  section" } else { "" }
     )
     .map_err(io_out)?;
     let opt = |v: Option<f64>| v.map_or("-".to_string(), number);
     for t in stats {
         let path: Vec<String> = t.path.iter().map(|s| s.to_string()).collect();
         let path = path.join(" ");
+        let name = t
+            .path
+            .last()
+            .and_then(|sid| names.get(sid))
+            .map_or(String::new(), |n| format!("  {n}"));
         if t.sets.is_empty() {
-            writeln!(out, "{path:<40} {:>3} {:>10}", "-", t.count).map_err(io_out)?;
+            let row = format!("{path:<40} {:>3} {:>10}", "-", t.count);
+            let row = if name.is_empty() {
+                row
+            } else {
+                format!("{row:<117}{name}")
+            };
+            writeln!(out, "{row}").map_err(io_out)?;
         }
         for (i, s) in t.sets.iter().enumerate() {
             writeln!(
                 out,
-                "{path:<40} {i:>3} {:>10} {:>14} {:>14} {:>14} {:>16}",
+                "{path:<40} {i:>3} {:>10} {:>14} {:>14} {:>14} {:>16}{name}",
                 t.count,
                 number(s.mean),
                 opt(s.min),

@@ -24,12 +24,12 @@ enum Command {
     Run(Box<cli::run::Args>),
     /// List the built-in targets with their memory maps and clocks.
     Targets(cli::targets::Args),
-    /// Look into and convert data.arp files.
+    /// Look into, compare and convert data.arp files.
     Arp(cli::arp::Args),
     /// Generate the SIR (program structure) of a guest ELF.
     Sir(cli::sir::Args),
     /// Run the entries of a suite manifest in parallel and report them together.
-    Suite(cli::suite::Args),
+    Suite(Box<cli::suite::Args>),
     /// The guest SDK: headers, stubs, linker scripts, Makefile fragments,
     /// CMake toolchain files, the Rust crate.
     Sdk(cli::sdk::Args),
@@ -53,12 +53,18 @@ fn dispatch(cli: Cli) -> Result<()> {
             std::process::exit(status);
         }
         Command::Targets(args) => cli::targets::run(args),
-        Command::Arp(args) => cli::arp::run(args),
+        Command::Arp(args) => {
+            let status = cli::arp::run(args)?;
+            if status != 0 {
+                std::process::exit(status);
+            }
+            Ok(())
+        }
         Command::Sir(args) => cli::sir::run(args),
         Command::Sdk(args) => cli::sdk::run(args),
         Command::New(args) => cli::new::run(args),
         Command::Suite(args) => {
-            let status = cli::suite::run(args)?;
+            let status = cli::suite::run(*args)?;
             std::process::exit(status);
         }
     }
@@ -133,6 +139,39 @@ mod tests {
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    /// Every help text speaks to an installed user: it names no file of
+    /// this repository's sources (an installed sim-host has none of them).
+    #[test]
+    fn help_texts_name_no_source_file() {
+        use clap::CommandFactory;
+        fn walk(cmd: &mut clap::Command, path: String, found: &mut Vec<String>) {
+            let help = cmd.render_long_help().to_string();
+            for word in help.split(|c: char| c.is_whitespace() || "(),;`'\"".contains(c)) {
+                let source = [".rs", ".py", ".c", "src/", "guest-shim/", "tests/", "docs/"]
+                    .iter()
+                    .any(|s| {
+                        word.ends_with(s) || word.contains(&format!("/{s}")) || word.starts_with(s)
+                    })
+                    || word.contains("ARCHITECTURE")
+                    || word.contains("README");
+                if source {
+                    found.push(format!("`sim-host {path} --help`: {word}"));
+                }
+            }
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .collect();
+            for name in names {
+                let sub = cmd.find_subcommand_mut(&name).expect("listed");
+                walk(sub, format!("{path} {name}").trim().to_owned(), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&mut Cli::command(), String::new(), &mut found);
+        assert!(found.is_empty(), "{}", found.join("\n"));
     }
 
     #[test]

@@ -26,7 +26,18 @@ pub fn blessing() -> bool {
 /// first difference, saying how to bless an intended change. With
 /// `ARPSIM_BLESS` set, writes `actual` as the golden file instead.
 pub fn check(name: &str, actual: &[u8]) {
-    let path = path(name);
+    check_path(&path(name), actual);
+}
+
+/// [`check`] for a golden file elsewhere in the repository (`suites/
+/// ci-baseline.json`, the committed baseline of the project's cycle gate).
+pub fn check_path(path: &std::path::Path, actual: &[u8]) {
+    let path = path.to_owned();
+    let name = path
+        .strip_prefix(crate::repo_root())
+        .unwrap_or(&path)
+        .display()
+        .to_string();
     if blessing() {
         std::fs::create_dir_all(path.parent().expect("tests/golden")).unwrap();
         std::fs::write(&path, actual).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -36,7 +47,7 @@ pub fn check(name: &str, actual: &[u8]) {
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), how_to_bless("to create it")));
     if let Some(difference) = first_difference(&expected, actual) {
         panic!(
-            "{name} differs from tests/golden/{name}:\n{difference}\n{}",
+            "the output differs from {name}:\n{difference}\n{}",
             how_to_bless("if the change is intended, to rewrite it")
         );
     }

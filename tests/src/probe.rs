@@ -33,6 +33,7 @@ pub const NEEDS: &[(&str, Probe<'static>)] = &[
     ("cmake", Probe::Program("cmake")),
     ("callgrind_annotate", Probe::Program("callgrind_annotate")),
     ("parallel", Probe::Program("parallel")),
+    ("xmllint", Probe::Program("xmllint")),
     ("rust_thumbv7em", Probe::RustTarget("thumbv7em-none-eabi")),
     (
         "rust_riscv32imac",

@@ -2,7 +2,8 @@
 //! plot), each made by a real run of a deterministic guest and compared
 //! byte for byte with `tests/golden/<name>`: data.arp, the report table
 //! and JSON report, callgrind, trace events, generated SIR in both
-//! dialects, the profile SIR, suite JSON and CSV, Extra-P, the plots' SVG.
+//! dialects, the profile SIR, suite JSON and CSV, Extra-P, the plots' SVG,
+//! and the project's committed cycle baseline (`suites/ci-baseline.json`).
 //!
 //! Only what depends on the host is normalised first, by
 //! [`normalise_host_fields`]: host seconds and MIPS, and the absolute
@@ -12,7 +13,7 @@
 //!
 //! `ARPSIM_BLESS=1 cargo test --release -p e2e-tests --test golden`
 //! rewrites the golden files from the current behaviour; review
-//! `git diff tests/golden` before committing. They follow the guests'
+//! `git diff tests/golden suites/ci-baseline.json` before committing. They follow the guests'
 //! code, so a different cross compiler or picolibc changes them too.
 
 use e2e_tests::{chips_eval_bin, golden, guest, repo_root, scratch, sim_host_bin};
@@ -459,6 +460,31 @@ fn suite_json_and_csv() {
     );
     check_file("suite.json", Format::SuiteJson, &dir, "suite.json");
     check_file("suite.csv", Format::SuiteCsv, &dir, "suite.csv");
+}
+
+/// The committed baseline of the project's cycle gate (`suites/
+/// ci-baseline.json`, docs/ci.md) is what `suites/ci.toml` gives now: the
+/// file `--write-baseline` writes, which holds no host field.
+#[test]
+fn ci_baseline_of_the_project_suite() {
+    guest("cortex-m4", "fir");
+    let dir = scratch("golden-ci-baseline");
+    let manifest = repo_root().join("suites/ci.toml");
+    let manifest = manifest.to_str().unwrap();
+    sim_host(
+        &dir,
+        &[
+            "suite",
+            manifest,
+            "-j",
+            "2",
+            "--write-baseline",
+            "baseline.json",
+        ],
+        0,
+    );
+    let written = std::fs::read(dir.join("baseline.json")).unwrap();
+    golden::check_path(&repo_root().join("suites/ci-baseline.json"), &written);
 }
 
 /// memsort recorded at three sizes, exported for Extra-P with the section

@@ -24,12 +24,14 @@ struct Parsed {
     calls: BTreeMap<(String, String), (u64, Vec<u64>)>,
 }
 
-/// A small parser of the callgrind format: name compression `(id) name`,
-/// `fn=`, `cfn=`, `calls=`, cost lines.
+/// A small parser of the callgrind format: name compression `(id) name`
+/// (files and functions count separately), `fn=`, `cfn=`, `calls=`, cost
+/// lines.
 fn parse_callgrind(text: &str) -> Parsed {
     let mut p = Parsed::default();
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut resolve = |v: &str| -> String {
+    let mut functions: HashMap<String, String> = HashMap::new();
+    let mut files: HashMap<String, String> = HashMap::new();
+    let resolve = |names: &mut HashMap<String, String>, v: &str| -> String {
         let v = v.trim();
         if let Some(rest) = v.strip_prefix('(') {
             let (id, name) = rest.split_once(')').expect("(id)");
@@ -56,9 +58,9 @@ fn parse_callgrind(text: &str) -> Parsed {
         } else if let Some(v) = line.strip_prefix("totals:") {
             p.totals = v.split_whitespace().map(|n| n.parse().unwrap()).collect();
         } else if let Some(v) = line.strip_prefix("fn=") {
-            current = resolve(v);
+            current = resolve(&mut functions, v);
         } else if let Some(v) = line.strip_prefix("cfn=") {
-            callee = resolve(v);
+            callee = resolve(&mut functions, v);
         } else if let Some(v) = line.strip_prefix("calls=") {
             pending_calls = Some(v.split_whitespace().next().unwrap().parse::<u64>().unwrap());
         } else if line.starts_with(|c: char| c.is_ascii_digit()) {
@@ -83,8 +85,8 @@ fn parse_callgrind(text: &str) -> Parsed {
             }
         } else if let Some((key, v)) = line.split_once([':', '=']) {
             // other headers and fl=/cfl= (file names are not checked)
-            if key.ends_with("fl") {
-                resolve(v);
+            if key.ends_with("fl") || key == "fi" || key == "fe" {
+                resolve(&mut files, v);
             }
         }
     }
@@ -150,13 +152,41 @@ fn callgrind_profile_of_filter() {
         );
         assert_eq!(p.totals, run_totals, "{target_name}: totals line");
 
-        let edge = &p.calls[&("main".to_owned(), "filter_horizontally".to_owned())];
+        // ARP sections are frames named after their labels, else their
+        // enter call's function and line: main calls filter_horizontally
+        // inside its plain section 3
+        let edge = &p.calls[&(
+            "main (filter.c:133)".to_owned(),
+            "filter_horizontally".to_owned(),
+        )];
         assert_eq!(
             edge.0, 4,
-            "{target_name}: main calls filter_horizontally 4 times"
+            "{target_name}: main's section 3 calls filter_horizontally 4 times"
         );
         // inclusive cost of the calls: inside the run, and most of it
         assert!(edge.1[0] > 0 && edge.1[0] < outcome.cycles);
+        // a section's inclusive cost is what the ARP samples measured
+        for (caller, section, path) in [
+            (
+                "filter_horizontally",
+                "ato_profile_filter_image_hor",
+                &[8, 7, 3, 2][..],
+            ),
+            (
+                "ato_profile_filter_image_hor",
+                "ato_kernel_filter_line_hor",
+                &[8, 7, 3, 2, 1],
+            ),
+            ("main", "main (filter.c:128)", &[8]),
+        ] {
+            let edge = &p.calls[&(caller.to_owned(), section.to_owned())];
+            let sampled = outcome.sections.iter().find(|t| t.path == path).unwrap();
+            assert_eq!(
+                (edge.0, edge.1[0]),
+                (sampled.count, sampled.total_cycles),
+                "{target_name}: {caller} -> {section}"
+            );
+        }
         // every ARP call is an edge too (the stubs cost nothing)
         let enter = p
             .calls

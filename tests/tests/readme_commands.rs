@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Extensions of the file names the README's commands write and read.
-const FILE_EXTENSIONS: [&str; 9] = [
+const FILE_EXTENSIONS: [&str; 11] = [
     ".arp",
     ".json",
     ".jsonl",
@@ -27,6 +27,8 @@ const FILE_EXTENSIONS: [&str; 9] = [
     ".svg",
     ".png",
     ".csv",
+    ".xml",
+    ".md",
 ];
 
 /// `(line number, text)` of every command line in README.md's sh blocks.

@@ -1,5 +1,14 @@
-//! `sim-host arp dump|stats|convert|export-extrap`: look into and convert
-//! data.arp files (a thin layer over `arpsim::tools`).
+//! `sim-host arp dump|stats|plot|diff|convert|export-extrap`: look into,
+//! compare and convert data.arp files (a thin layer over `arpsim::tools`).
+//!
+//! A data.arp holds section ids only (the ARP manual's format, kept byte
+//! for byte); `--elf PROG.elf` names them from the program's code as every
+//! other output does (`observe::section_names`: the `ato_kernel*` /
+//! `ato_profile*` label, else the enter call's `function (file:line)`).
+//!
+//! `arp diff` exits 0, or 3 (`exit::GATE_FAILED`) when `--fail-over PCT`
+//! is given and a section's total grew by more than PCT percent; an
+//! unreadable file is an error (status 1, like the other `arp` commands).
 //!
 //! Standard output carries only data (the dump, the table, a converted
 //! file written to `-`); status lines go to standard error. A reader that
@@ -9,6 +18,10 @@
 use anyhow::{bail, Context, Result};
 use arpsim::tools::{self, ConvertOptions};
 use arpsim::types::{FileFormat, Mode};
+use sim_host::image::elf::GuestImage;
+use sim_host::model::exit;
+use sim_host::tools::gate;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -18,12 +31,49 @@ pub struct Args {
     command: Command,
 }
 
+/// How the `arp` tools name sections.
+#[derive(clap::Args)]
+struct Names {
+    /// Name the sections from this program (the ELF that wrote the file):
+    /// its ato_kernel*/ato_profile* labels, else function (file:line) of
+    /// the enter call; a data.arp itself holds only section ids.
+    #[arg(long, value_name = "PROG.elf")]
+    elf: Option<PathBuf>,
+}
+
+impl Names {
+    /// The names by section id (none without `--elf`).
+    fn load(&self) -> Result<BTreeMap<u16, String>> {
+        name_map(self.elf.as_deref())
+    }
+}
+
+fn name_map(elf: Option<&Path>) -> Result<BTreeMap<u16, String>> {
+    let Some(elf) = elf else {
+        return Ok(BTreeMap::new());
+    };
+    let image = GuestImage::inspect(elf).with_context(|| format!("--elf {}", elf.display()))?;
+    Ok(sim_host::observe::section_names::by_sid(&image))
+}
+
 #[derive(clap::Subcommand)]
 enum Command {
     /// Print every record as a readable table.
-    Dump { file: PathBuf },
+    Dump {
+        file: PathBuf,
+        #[command(flatten)]
+        names: Names,
+    },
     /// Per trace: count, mean, min, max, total.
-    Stats { file: PathBuf },
+    Stats {
+        file: PathBuf,
+        #[command(flatten)]
+        names: Names,
+    },
+    /// Compare two data.arp files section by section: count, mean and
+    /// total of each, the change and its percentage, the largest change
+    /// first; sections that appeared or vanished too.
+    Diff(DiffArgs),
     /// Write measurements in Extra-P's JSON Lines input format, one line
     /// per run, call path and metric.
     ExportExtrap(ExportExtrapArgs),
@@ -58,6 +108,34 @@ struct ExportExtrapArgs {
 }
 
 #[derive(clap::Args)]
+struct DiffArgs {
+    /// The earlier data.arp (the baseline).
+    #[arg(value_name = "BASE.arp")]
+    base: PathBuf,
+    /// The later data.arp.
+    #[arg(value_name = "NEW.arp")]
+    new: PathBuf,
+    #[command(flatten)]
+    names: Names,
+    /// Name BASE.arp's sections from this program (default: --elf's).
+    #[arg(long, value_name = "PROG.elf")]
+    base_elf: Option<PathBuf>,
+    /// Exit with status 3 when a section's total grew by more than PCT
+    /// percent of its base (0% fails on any growth; the simulation is
+    /// deterministic).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    fail_over: Option<f64>,
+    /// Write the comparison as JSON, to OUT or (without OUT) to standard
+    /// output instead of the table.
+    #[arg(long, value_name = "OUT", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+}
+
+fn parse_percent(text: &str) -> std::result::Result<f64, String> {
+    sim_host::tools::gate::parse_percent(text)
+}
+
+#[derive(clap::Args)]
 struct ConvertArgs {
     input: PathBuf,
     /// The converted file (`-` for standard output).
@@ -73,24 +151,112 @@ struct ConvertArgs {
     mode: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// Runs an `arp` command; its exit status.
+pub fn run(args: Args) -> Result<i32> {
+    if let Command::Diff(args) = &args.command {
+        return quiet_when_stdout_closed(diff(args).map(Some)).map(|s| s.unwrap_or(0));
+    }
     let result = match args.command {
-        Command::Dump { file } => print_to_stdout(|out| tools::dump(&file, out)),
-        Command::Stats { file } => {
+        Command::Dump { file, names } => {
+            let names = names.load()?;
+            print_to_stdout(|out| tools::dump_named(&file, &names, out))
+        }
+        Command::Stats { file, names } => {
+            let names = names.load()?;
             let stats = tools::stats(&file)?;
-            print_to_stdout(|out| tools::write_stats(&stats, out))
+            print_to_stdout(|out| tools::write_stats_named(&stats, &names, out))
         }
         Command::ExportExtrap(args) => export_extrap(args),
         Command::Convert(args) => convert(&args),
         Command::Plot(args) => plot_sections(&args),
+        Command::Diff(_) => unreachable!("handled above"),
     };
-    quiet_when_stdout_closed(result)
+    quiet_when_stdout_closed(result).map(|()| 0)
+}
+
+/// Each trace's count and the total of the first callback set (cycles, as
+/// sim-host records them), named from `names`.
+fn measures(file: &Path, names: &BTreeMap<u16, String>) -> Result<Vec<gate::Measured>> {
+    let stats = tools::stats(file)?;
+    if stats.iter().any(|t| t.sets.is_empty()) {
+        bail!(
+            "{}: a record_histogram file holds no totals to compare (record with record_all or record_average)",
+            file.display()
+        );
+    }
+    Ok(stats
+        .into_iter()
+        .map(|t| {
+            let count = u64::try_from(t.count).unwrap_or(u64::MAX);
+            let total = t.sets.first().map_or(0.0, |s| s.total);
+            let name = t.path.last().and_then(|sid| names.get(sid)).cloned();
+            (t.path, name, gate::Measure::new(count, total))
+        })
+        .collect())
+}
+
+/// `sim-host arp diff`: the table (or JSON) and the gate's status.
+fn diff(args: &DiffArgs) -> Result<i32> {
+    if let Some(out) = &args.json {
+        arpsim::output::preflight(&[("--json", out.as_path())]).map_err(anyhow::Error::msg)?;
+    }
+    let new_names = args.names.load()?;
+    let base_names = match &args.base_elf {
+        Some(elf) => name_map(Some(elf))?,
+        None => new_names.clone(),
+    };
+    let base = measures(&args.base, &base_names)?;
+    let new = measures(&args.new, &new_names)?;
+    let changes = gate::compare(&base, &new);
+    let over: Vec<&gate::Change> = args
+        .fail_over
+        .map(|limit| changes.iter().filter(|c| c.over(limit)).collect())
+        .unwrap_or_default();
+    match &args.json {
+        Some(out) => {
+            let doc = gate::DiffJson {
+                base: args.base.display().to_string(),
+                new: args.new.display().to_string(),
+                fail_over_percent: args.fail_over,
+                failed: !over.is_empty(),
+                sections: changes
+                    .iter()
+                    .map(|c| gate::ChangeJson::of(c, args.fail_over))
+                    .collect(),
+            };
+            let text = serde_json::to_string_pretty(&doc)? + "\n";
+            arpsim::output::write(out, text)
+                .with_context(|| format!("writing {}", out.display()))?;
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(gate::table(&changes, args.fail_over).as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing standard output")?;
+        }
+    }
+    if let Some(limit) = args.fail_over {
+        for c in &over {
+            sim_host::say!(
+                "sim-host: section {} grew past {limit}%: {}",
+                c.label(),
+                c.numbers("cycles")
+            );
+        }
+        if !over.is_empty() {
+            return Ok(exit::GATE_FAILED);
+        }
+    }
+    Ok(0)
 }
 
 #[derive(clap::Args)]
 pub struct PlotArgs {
     /// The data.arp to draw.
     file: PathBuf,
+    /// The legend names each line after its section (see `--elf`).
+    #[command(flatten)]
+    names: Names,
     /// The picture: FILE.svg or FILE.png.
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
@@ -125,7 +291,8 @@ fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
 /// `sim-host arp plot`: written through `arpsim::output`, checked first.
 fn plot_sections(args: &PlotArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
-    let chart = sim_host::observe::section_plot::chart(&args.file)?;
+    let names = args.names.load()?;
+    let chart = sim_host::observe::section_plot::chart_named(&args.file, &names)?;
     let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
     if let Some((w, h)) = args.size {
         (opts.width, opts.height) = (w, h);
@@ -164,9 +331,9 @@ fn print_to_stdout(print: impl FnOnce(&mut dyn Write) -> arpsim::error::Result<(
 /// A broken pipe means the reader of our output (`| head`) stopped
 /// reading: not an error of ours, so the command ends with status 0 and
 /// prints nothing more.
-fn quiet_when_stdout_closed(result: Result<()>) -> Result<()> {
+fn quiet_when_stdout_closed<T: Default>(result: Result<T>) -> Result<T> {
     match result {
-        Err(e) if is_broken_pipe(&e) => Ok(()),
+        Err(e) if is_broken_pipe(&e) => Ok(T::default()),
         other => other,
     }
 }
@@ -257,8 +424,8 @@ mod tests {
     fn only_a_broken_pipe_is_quiet() {
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         let wrapped = anyhow::Error::new(pipe).context("writing -");
-        assert!(quiet_when_stdout_closed(Err(wrapped)).is_ok());
+        assert!(quiet_when_stdout_closed::<()>(Err(wrapped)).is_ok());
         let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert!(quiet_when_stdout_closed(Err(anyhow::Error::new(denied))).is_err());
+        assert!(quiet_when_stdout_closed::<()>(Err(anyhow::Error::new(denied))).is_err());
     }
 }

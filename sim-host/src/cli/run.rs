@@ -114,7 +114,9 @@ pub struct Args {
     /// cores: the playback report compares its predicted time with it.
     #[arg(long)]
     pub compare: Option<PathBuf>,
-    /// Also write the report as JSON (schema in sim-host/src/report.rs).
+    /// Also write the report as JSON: its fields (schema_version 2) are the
+    /// table's and the run's (totals, stop, sections with their names,
+    /// cores, playback); later versions only add fields.
     #[arg(long)]
     pub report_json: Option<PathBuf>,
     /// Do not print the report table.
@@ -136,14 +138,16 @@ pub struct Args {
     /// strides per loop; slower).
     #[arg(long, requires = "profile")]
     pub profile_memory: bool,
-    /// Load a callback plugin (sim-host/include/sim_host_plugin.h): a shared
-    /// library and, after the first `:`, the text passed to its init.
+    /// Load a callback plugin (its C interface: include/sim_host_plugin.h
+    /// of the SDK, `sim-host sdk --print-path`): a shared library and,
+    /// after the first `:`, the text passed to its init.
     /// Repeatable; its sets are recorded in data.arp after the host's.
     #[arg(long = "plugin", value_name = "PATH.so[:ARGS]")]
     pub plugins: Vec<sim_host::host::plugin::PluginSpec>,
     /// Write a function-level profile in the callgrind format (KCachegrind,
     /// QCachegrind, callgrind_annotate): cycles and instructions per
-    /// function, with call edges.
+    /// function and per ARP section (named after its label, else its
+    /// function and line), with call edges.
     #[arg(long, value_name = "FILE")]
     pub callgrind: Option<PathBuf>,
     /// Write the section timeline as Chrome trace-event JSON (Perfetto,

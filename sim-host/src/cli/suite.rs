@@ -3,17 +3,24 @@
 //! one part of them, `suite merge` puts the parts' results back together
 //! (docs/scale-out.md).
 //!
-//! Exit status of a run: 0 when every entry passed, 1 when any failed, 125
-//! when the manifest, `--balance-from` or an output path is unusable (the
-//! message names the file, entry and field), 129 / 130 / 143 when SIGHUP /
-//! SIGINT / SIGTERM stopped it (the results so far are written, with
-//! `interrupted_by` set), 2 for a usage error (`--shard 0/4`).
+//! Exit status of a run: 0 when every entry passed, 1 when any failed, 3
+//! when every entry passed but a cycle gate failed (a section over its
+//! `budget`, or grown past `--tolerance` of `--baseline`), 125 when the
+//! manifest, `--balance-from`, `--baseline` or an output path is unusable
+//! (the message names the file, entry and field), 129 / 130 / 143 when
+//! SIGHUP / SIGINT / SIGTERM stopped it (the results so far are written,
+//! with `interrupted_by` set), 2 for a usage error (`--shard 0/4`).
 //!
 //! Exit status of `suite merge`: 0 when the merged result is complete and
-//! every entry passed, 1 when complete with failed entries, 124 when
-//! entries are missing or duplicated (a shard missing, given twice or
-//! interrupted; nothing is written), 125 when a file is unreadable, not a
-//! result, or of another manifest or split, or an output is unusable.
+//! every entry passed, 1 when complete with failed entries, 3 when its
+//! cycle gates failed (as for a run), 124 when entries are missing or
+//! duplicated (a shard missing, given twice or interrupted; nothing is
+//! written), 125 when a file is unreadable, not a result, or of another
+//! manifest or split, or an output is unusable.
+//!
+//! The gate options (`--baseline`, `--tolerance`, `--write-baseline`,
+//! `--junit`, `--summary-md`) are the same for a run and a merge; they read
+//! the results in hand and never run an entry again.
 //!
 //! `merge` is a subcommand: a manifest file named `merge` is given as
 //! `./merge`.
@@ -22,18 +29,59 @@ use anyhow::Result;
 use arpsim::output::Destination;
 use sim_host::host::signals;
 use sim_host::model::exit;
+use sim_host::tools::suite::baseline::{Baseline, Comparison};
 use sim_host::tools::suite::merge::{self, MergeError};
-use sim_host::tools::suite::{self, shard, EntryFiles, Manifest, RunPlan, Shard, SuiteReport};
+use sim_host::tools::suite::{self, junit, shard, summary};
+use sim_host::tools::suite::{EntryFiles, Manifest, RunPlan, Shard, SuiteReport};
 use sim_host::{say, say_raw, show_raw};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What `sim-host suite --help` adds after the options: the manifest and
+/// the exit statuses, for an installed user.
+const SUITE_HELP: &str = "\
+The manifest is TOML, one [[entry]] table per run:
+
+  [[entry]]
+  name = \"fir\"                      # unique; default: the ELF's file stem
+  elf = \"build/fir.elf\"             # relative to the manifest's folder
+  target = \"cortex-m4\"              # a built-in target (sim-host targets)
+  args = [\"1024\"]                   # the guest's arguments
+  expected_output = \"fir.out\"       # its output must equal this file
+  exit_code = 0                     # the exit status it must end with
+  cores = 2                         # optional: simulated cores
+  mode = \"record_average\"           # optional: the ARP mode
+  max_cycles = 100000000            # optional: a cycle limit
+  timeout = 60.0                    # optional: seconds of host time
+  budget = { ato_kernel_fir = 20000, \"8/1\" = { mean_cycles = 4500, instructions = 90000 } }
+
+  [[entry]]                         # one entry per combination:
+  elf = \"build/{target}/fir.elf\"
+  matrix = { target = [\"cortex-m0\", \"rv32imac\"], args = [[\"1024\"], [\"4096\"]], cores = [1, 2] }
+
+A budget key is a section's name as the report shows it (its ato_kernel*/
+ato_profile* label, else the function (file:line) of its enter call) or its
+trace of section ids (\"8/1\"); a number limits its total cycles, a table its
+cycles, mean_cycles (per call) and instructions. --baseline compares every
+entry's sections with an earlier result; a section fails when its total
+cycles grew past --tolerance (default 0%).
+
+Exit status: 0 all passed; 1 an entry failed; 3 every entry passed but a
+cycle gate failed (a budget, or the baseline); 125 the manifest, an input
+or an output is unusable; 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM
+(the results so far are written); 2 a usage error.";
 
 #[derive(clap::Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_long_help = SUITE_HELP
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// The suite manifest (TOML, `[[entry]]` tables; see sim-host/src/suite.rs).
+    /// The suite manifest (TOML, [[entry]] tables: see --help).
     #[arg(required = true)]
     pub manifest: Option<PathBuf>,
     /// Entries run at once (default: the host's cores).
@@ -60,6 +108,118 @@ pub struct Args {
     /// into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// Cycle gates and the files CI systems read (a run and a merge alike).
+#[derive(clap::Args)]
+pub struct GateArgs {
+    /// Compare each entry's sections with an earlier result (a suite result
+    /// JSON or a file --write-baseline wrote); a section whose total cycles
+    /// grew past --tolerance fails the gate (exit 3). Sections and entries
+    /// that appeared or vanished are listed.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
+    /// How much a section may grow past the baseline, in percent (default
+    /// 0%: the simulation is deterministic).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, requires = "baseline")]
+    pub tolerance: Option<f64>,
+    /// When everything passed (entries, budgets, baseline), write these
+    /// results as the next baseline (no host times: fit to commit).
+    #[arg(long, value_name = "NEW.json")]
+    pub write_baseline: Option<PathBuf>,
+    /// Write a JUnit XML report: a test case per entry and per budgeted
+    /// section, failures with the numbers.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown summary (a GitHub step summary, a merge-request
+    /// comment): the changed sections with before, after and change.
+    #[arg(long, value_name = "FILE")]
+    pub summary_md: Option<PathBuf>,
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    sim_host::tools::gate::parse_percent(text)
+}
+
+impl GateArgs {
+    /// The files the gates write, with their options.
+    fn outputs(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("--write-baseline", self.write_baseline.as_deref()),
+            ("--junit", self.junit.as_deref()),
+            ("--summary-md", self.summary_md.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(o, p)| p.map(|p| (o, p)))
+        .collect()
+    }
+
+    /// The baseline, read before anything runs.
+    fn load(&self) -> Result<Option<Baseline>, String> {
+        self.baseline
+            .as_deref()
+            .map(|p| Baseline::load(p).map_err(|e| format!("--baseline {e}")))
+            .transpose()
+    }
+
+    /// After a run or merge: the comparison shown, the JUnit and Markdown
+    /// files and (if everything passed) the next baseline written; the
+    /// exit status.
+    fn finish(
+        &self,
+        report: &SuiteReport,
+        baseline: Option<&Baseline>,
+        to_stdout: bool,
+    ) -> Result<i32, String> {
+        let comparison = baseline
+            .zip(self.baseline.as_deref())
+            .map(|(b, file)| Comparison::of(report, b, file, self.tolerance.unwrap_or(0.0)));
+        if let Some(c) = &comparison {
+            if to_stdout {
+                say_raw!("{}", c.to_text());
+            } else {
+                show_raw!("{}", c.to_text());
+            }
+        }
+        if let Some(path) = &self.junit {
+            let xml = junit::xml(
+                report,
+                comparison.as_ref(),
+                SystemTime::now(),
+                &junit::hostname(),
+            );
+            suite::write_output(path, &xml).map_err(|e| e.to_string())?;
+        }
+        if let Some(path) = &self.summary_md {
+            let md = summary::markdown(report, comparison.as_ref());
+            suite::write_output(path, &md).map_err(|e| e.to_string())?;
+        }
+        let status = if !report.all_passed() {
+            exit::SUITE_FAILED
+        } else if !report.budgets_held() || comparison.as_ref().is_some_and(|c| !c.passed()) {
+            exit::GATE_FAILED
+        } else {
+            0
+        };
+        if let Some(path) = &self.write_baseline {
+            if status == 0 && report.interrupted_by.is_none() {
+                let text = Baseline::of(report).to_json();
+                suite::write_output(path, &text).map_err(|e| e.to_string())?;
+                say!(
+                    "sim-host: the next baseline is written to {}",
+                    path.display()
+                );
+            } else {
+                say!(
+                    "sim-host: --write-baseline {}: not written, the suite did not pass",
+                    path.display()
+                );
+            }
+        }
+        Ok(status)
+    }
 }
 
 #[derive(clap::Subcommand)]
@@ -79,6 +239,8 @@ pub struct MergeArgs {
     /// Also write it as CSV.
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -115,6 +277,13 @@ fn run_manifest(args: &Args) -> Result<i32, String> {
     if args.list {
         return list(args, &manifest, &plan, &costs);
     }
+    if args.shard.is_some() && args.gate.write_baseline.is_some() {
+        return Err(
+            "--write-baseline with --shard: write the baseline from `suite merge` of every shard"
+                .into(),
+        );
+    }
+    let baseline = args.gate.load()?;
     let outputs = Outputs::prepare(args, &manifest, &mut plan)?;
     let stop =
         signals::install().map_err(|e| format!("cannot install the signal handlers: {e}"))?;
@@ -123,15 +292,14 @@ fn run_manifest(args: &Args) -> Result<i32, String> {
         show_raw!("{}", report.to_text());
     }
     outputs.write(&report)?;
+    let status = args
+        .gate
+        .finish(&report, baseline.as_ref(), outputs.to_stdout())?;
     if let Some(signal) = stop.signal() {
         say!("sim-host: suite interrupted by {}", signals::name(signal));
         return Ok(exit::for_signal(signal));
     }
-    Ok(if report.all_passed() {
-        0
-    } else {
-        exit::SUITE_FAILED
-    })
+    Ok(status)
 }
 
 fn jobs(args: &Args) -> usize {
@@ -244,7 +412,9 @@ impl Outputs {
             check_entry_files(manifest, plan, &entries)?;
             plan.keep_in = Some(entries);
         }
-        let checked: Vec<(&str, &Path)> = files.iter().map(|(o, p, _)| (*o, p.as_path())).collect();
+        let mut checked: Vec<(&str, &Path)> =
+            files.iter().map(|(o, p, _)| (*o, p.as_path())).collect();
+        checked.extend(args.gate.outputs());
         arpsim::output::preflight(&checked)?;
         Ok(Outputs { files })
     }
@@ -291,10 +461,19 @@ fn run_merge(args: &MergeArgs) -> i32 {
     if let Some(p) = &args.csv {
         outputs.push(("--csv", p));
     }
-    if let Err(e) = check_merge_outputs(&outputs, &args.results) {
+    let mut checked = outputs.clone();
+    checked.extend(args.gate.outputs());
+    if let Err(e) = check_merge_outputs(&checked, &args.results) {
         say!("sim-host: suite merge: {e}");
         return exit::SETUP;
     }
+    let baseline = match args.gate.load() {
+        Ok(b) => b,
+        Err(e) => {
+            say!("sim-host: suite merge: {e}");
+            return exit::SETUP;
+        }
+    };
     let mut parts = Vec::new();
     for path in &args.results {
         match merge::load(path) {
@@ -319,7 +498,17 @@ fn run_merge(args: &MergeArgs) -> i32 {
             return exit::VERIFICATION;
         }
     };
-    write_merged(&report, &outputs)
+    let status = write_merged(&report, &outputs);
+    if status == exit::SETUP {
+        return status;
+    }
+    let to_stdout = outputs.iter().any(|(_, p)| p.as_os_str() == "-");
+    args.gate
+        .finish(&report, baseline.as_ref(), to_stdout)
+        .unwrap_or_else(|e| {
+            say!("sim-host: suite merge: {e}");
+            exit::SETUP
+        })
 }
 
 /// The outputs can be written and none of them is one of the inputs.

@@ -130,6 +130,35 @@ impl<'a> DebugInfo<'a> {
 
 type LabelsAndLines = (Vec<Label>, HashMap<u64, u32>);
 
+/// The name of `entry`: its own, or (a label of an inlined copy of a
+/// function) that of its abstract origin in the same unit.
+fn entry_name(
+    dwarf: &gimli::Dwarf<Reader<'_>>,
+    unit: &gimli::Unit<Reader<'_>>,
+    entry: &gimli::DebuggingInformationEntry<Reader<'_>>,
+) -> Result<Option<String>, DwarfError> {
+    let string = |v| {
+        dwarf
+            .attr_string(unit, v)
+            .ok()
+            .map(|s| s.to_string_lossy().into_owned())
+    };
+    if let Some(v) = entry.attr_value(gimli::DW_AT_name).map_err(dwarf_error)? {
+        return Ok(string(v));
+    }
+    let Some(gimli::AttributeValue::UnitRef(origin)) = entry
+        .attr_value(gimli::DW_AT_abstract_origin)
+        .map_err(dwarf_error)?
+    else {
+        return Ok(None);
+    };
+    let origin = unit.entry(origin).map_err(dwarf_error)?;
+    Ok(origin
+        .attr_value(gimli::DW_AT_name)
+        .map_err(dwarf_error)?
+        .and_then(string))
+}
+
 fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader<'_>>) -> Result<LabelsAndLines, DwarfError> {
     let mut labels = Vec::new();
     let mut decl_lines = HashMap::new();
@@ -150,14 +179,7 @@ fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader<'_>>) -> Result<LabelsAndL
                 continue;
             };
             if tag == gimli::DW_TAG_label {
-                let name = match entry.attr_value(gimli::DW_AT_name).map_err(dwarf_error)? {
-                    Some(v) => dwarf
-                        .attr_string(&unit, v)
-                        .ok()
-                        .map(|s| s.to_string_lossy().into_owned()),
-                    None => None,
-                };
-                if let Some(name) = name {
+                if let Some(name) = entry_name(dwarf, &unit, entry)? {
                     labels.push(Label { name, addr: low_pc });
                 }
             } else if let Some(line) = entry

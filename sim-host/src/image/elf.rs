@@ -203,6 +203,25 @@ impl GuestImage {
     }
 
     pub fn parse(bytes: &[u8], path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
+        GuestImage::parse_for(bytes, path, Some(target))
+    }
+
+    /// Loads `path` to look at its code and symbols only (the names of
+    /// its ARP sections, for the `arp` tools' `--elf`): its segments are
+    /// not checked against any target's memory map.
+    pub fn inspect(path: &Path) -> Result<GuestImage, ElfError> {
+        let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
+            file: path.to_owned(),
+            source,
+        })?;
+        GuestImage::parse_for(&bytes, path, None)
+    }
+
+    fn parse_for(
+        bytes: &[u8],
+        path: &Path,
+        target: Option<&Target>,
+    ) -> Result<GuestImage, ElfError> {
         let file = path.to_owned();
         let elf = Elf::parse(bytes).map_err(|e| ElfError::Parse {
             file: file.clone(),
@@ -214,10 +233,16 @@ impl GuestImage {
                 message: "only 32-bit little-endian ELF files run on the supported cores".into(),
             });
         }
-        let arch = match elf.header.e_machine {
-            header::EM_ARM => Arch::Arm,
-            header::EM_RISCV => Arch::Riscv,
-            other => {
+        let arch = match (elf.header.e_machine, target) {
+            (header::EM_ARM, _) => Arch::Arm,
+            (header::EM_RISCV, _) => Arch::Riscv,
+            (other, None) => {
+                return Err(ElfError::Unsupported {
+                    file,
+                    message: format!("is an ELF for {}, not ARM or RISC-V", machine_name(other)),
+                })
+            }
+            (other, Some(target)) => {
                 return Err(ElfError::WrongMachine {
                     file,
                     found: machine_name(other),
@@ -227,7 +252,7 @@ impl GuestImage {
                 })
             }
         };
-        if arch != target.arch {
+        if let Some(target) = target.filter(|t| t.arch != arch) {
             return Err(ElfError::WrongMachine {
                 file,
                 found: machine_name(elf.header.e_machine),
@@ -259,7 +284,7 @@ impl GuestImage {
             } else {
                 0
             });
-            if target.region_of(load_addr, size.max(1)).is_none() {
+            if let Some(target) = target.filter(|t| t.region_of(load_addr, size.max(1)).is_none()) {
                 return Err(ElfError::SegmentOutsideMemory {
                     file,
                     index,

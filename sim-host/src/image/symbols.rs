@@ -61,7 +61,9 @@ pub fn locate_all(image: &GuestImage, addrs: &[u64]) -> HashMap<u64, SourceLocat
         .collect()
 }
 
-fn locate(image: &GuestImage, debug: Option<&DebugInfo<'_>>, addr: u64) -> SourceLocation {
+/// Locates `addr` in `image` with its loaded debug information (see
+/// [`locate_all`]).
+pub fn locate(image: &GuestImage, debug: Option<&DebugInfo<'_>>, addr: u64) -> SourceLocation {
     let symbol = || image.function_at(addr).map(|f| f.name.clone());
     let frame = debug.and_then(|d| source_frame(d, image, addr));
     match frame {

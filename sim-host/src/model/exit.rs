@@ -1,5 +1,5 @@
-//! The exit statuses of `sim-host run`, and of each entry of a suite: the
-//! one place they are written. A guest's own exit status is passed on as
+//! The exit statuses of `sim-host run`, of each entry of a suite, of a
+//! suite and of its cycle gates: the one place they are written. A guest's own exit status is passed on as
 //! it is (reduced modulo 256 by the operating system, so it can collide
 //! with these: the JSON report's `stop.reason` tells them apart).
 
@@ -9,6 +9,10 @@ pub const INTERNAL: i32 = 119;
 pub const SUITE_FAILED: i32 = 1;
 /// A usage error: an option's value (clap's own status).
 pub const USAGE: i32 = 2;
+/// A cycle gate failed, everything else passed: a section grew past the
+/// tolerance (`suite --baseline`, `arp diff --fail-over`) or a suite
+/// entry's section went over its `budget`.
+pub const GATE_FAILED: i32 = 3;
 /// The guest faulted (memory, undefined instruction, deadlock ...).
 pub const FAULT: i32 = 120;
 /// A fatal ARP error, a result file that could not be written, or `-o`

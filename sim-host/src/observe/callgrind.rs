@@ -23,6 +23,15 @@
 //! totals. Frames still open at the end (the program exits from inside
 //! `main`) are closed with the costs so far.
 //!
+//! ARP sections are frames too: the return from an `arp_enter*` stub opens
+//! a frame named after the section (`observe::section_names`: its
+//! `ato_kernel*` / `ato_profile*` label, else `function (file:line)` of the
+//! enter call), called from the function that entered it at the enter
+//! call's line; the return from the `arp_leave*` stub closes it, so the
+//! leave call is inside the section, as in the ARP samples. Code of the
+//! entering function run while the section is open is the section's self
+//! cost; calls made there are the section's calls.
+//!
 //! Threads: the machine interleaves guest threads; [`switch_thread`] tells
 //! the collector which one runs and its clock. Without it every block is
 //! taken to belong to thread 0, which is exact for single-threaded guests.
@@ -92,6 +101,26 @@ struct BlockInfo {
 }
 
 const NO_FUNCTION: usize = usize::MAX;
+/// The return address of a section's frame: no block returns to it.
+const NO_RETURN: u64 = u64::MAX;
+
+/// What an ARP entry-point stub does to the section frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stub {
+    None,
+    /// `arp_enter*`: its return opens a section.
+    Enter,
+    /// `arp_leave*`: its return closes the innermost section.
+    Leave,
+}
+
+fn stub_of(name: &str) -> Stub {
+    match name {
+        "arp_enter" | "arp_enter_kernel" | "arp_enter_profiled" => Stub::Enter,
+        "arp_leave" | "arp_leave_kernel" | "arp_leave_profiled" => Stub::Leave,
+        _ => Stub::None,
+    }
+}
 
 /// Guest addresses are well spread: FxHash is enough and much cheaper
 /// than SipHash on the per-block path.
@@ -143,15 +172,23 @@ pub struct CallgrindCollector {
     /// Indexed by guest thread id (small, dense).
     threads: Vec<ThreadState>,
     current: u32,
-    /// Self cost per function (index `functions.len()` = outside symbols).
+    /// Self cost per slot: functions, `functions.len()` = outside
+    /// symbols, then one per section (see [`CallgrindCollector::sections`]).
     self_cost: Vec<Cost>,
+    /// What each function is to the ARP sections (by function index).
+    stubs: Vec<Stub>,
+    /// The return addresses of the enter calls of the sections entered so
+    /// far: section `k` has slot `functions.len() + 1 + k`.
+    sections: Vec<u64>,
+    section_slots: AddrMap<usize>,
     /// (caller, callee) -> calls.
     calls: BTreeMap<(usize, usize), CallCost>,
     /// (caller, callee) -> the first call's return address (its line).
     call_sites: BTreeMap<(usize, usize), u64>,
-    /// Self cost per block start address, with the block's function: the
-    /// per-line costs of the source annotation.
-    block_costs: AddrMap<(usize, Cost)>,
+    /// Self cost per block start address and slot (a block of a function
+    /// is its section's while the section is open): the per-line costs of
+    /// the source annotation.
+    block_costs: rustc_hash::FxHashMap<(u64, usize), Cost>,
     total: Cost,
 }
 
@@ -164,6 +201,9 @@ impl CallgrindCollector {
                 Arch::Riscv => 1,
             },
             self_cost: vec![Cost::default(); image.functions.len() + 1],
+            stubs: image.functions.iter().map(|f| stub_of(&f.name)).collect(),
+            sections: Vec::new(),
+            section_slots: AddrMap::default(),
             image: image.clone(),
             decoder,
             blocks: AddrMap::default(),
@@ -171,7 +211,7 @@ impl CallgrindCollector {
             current: 0,
             calls: BTreeMap::new(),
             call_sites: BTreeMap::new(),
-            block_costs: AddrMap::default(),
+            block_costs: Default::default(),
             total: Cost::default(),
         })
     }
@@ -282,34 +322,80 @@ impl CallgrindCollector {
         }
         if caller != NO_FUNCTION {
             self.calls.entry((caller, function)).or_default().count += 1;
-            self.call_sites
-                .entry((caller, function))
-                .or_insert(return_addr);
+            if return_addr != NO_RETURN {
+                self.call_sites
+                    .entry((caller, function))
+                    .or_insert(return_addr);
+            }
         }
     }
 
     /// The call edges (caller, callee) by function name, for tests and
     /// reports.
     pub fn calls(&self) -> Vec<(String, String, CallCost)> {
+        let sections = self.section_names();
         let mut out: Vec<_> = self
             .calls
             .iter()
             .filter(|((caller, _), _)| *caller != NO_FUNCTION)
-            .map(|((a, b), c)| (self.name(*a), self.name(*b), *c))
+            .map(|((a, b), c)| (self.name_in(*a, &sections), self.name_in(*b, &sections), *c))
             .collect();
         out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         out
     }
 
-    fn name(&self, function: usize) -> String {
+    /// The name of `slot`, sections named by `sections` (by section).
+    fn name_in(&self, slot: usize, sections: &[String]) -> String {
+        if let Some(k) = self.section_of(slot) {
+            return sections.get(k).cloned().unwrap_or_default();
+        }
         self.image
             .functions
-            .get(function)
+            .get(slot)
             .map_or_else(|| "(no symbol)".to_owned(), |f| f.name.clone())
     }
 
+    /// The section of a slot, if it is one.
+    fn section_of(&self, slot: usize) -> Option<usize> {
+        let k = slot.checked_sub(self.image.functions.len() + 1)?;
+        (k < self.sections.len()).then_some(k)
+    }
+
+    /// Each section's name (`observe::section_names`), by section.
+    fn section_names(&self) -> Vec<String> {
+        let sites: Vec<u64> = self
+            .sections
+            .iter()
+            .map(|&r| crate::observe::section_names::site_of_return(r))
+            .collect();
+        let named = crate::observe::section_names::at_sites(&self.image, &sites);
+        sites
+            .iter()
+            .map(|s| {
+                named
+                    .get(s)
+                    .map_or_else(|| format!("section@{s:#x}"), |n| n.text())
+            })
+            .collect()
+    }
+
     fn slot(&self, function: usize) -> usize {
+        if self.section_of(function).is_some() {
+            return function;
+        }
         function.min(self.image.functions.len())
+    }
+
+    /// The slot of the section entered by the call returning to `ret`.
+    fn section_slot(&mut self, ret: u64) -> usize {
+        let base = self.image.functions.len() + 1;
+        let next = base + self.sections.len();
+        let slot = *self.section_slots.entry(ret).or_insert(next);
+        if slot == next {
+            self.sections.push(ret);
+            self.self_cost.push(Cost::default());
+        }
+        slot
     }
 
     /// Writes the profile to `path` (open frames count as returned now).
@@ -334,9 +420,10 @@ impl CallgrindCollector {
         let sites: Vec<u64> = self
             .block_costs
             .keys()
-            .copied()
+            .map(|(addr, _)| *addr)
             .chain(self.call_sites.values().map(|r| r.saturating_sub(2)))
             .chain(self.image.functions.iter().map(|f| f.addr))
+            .chain(self.sections.iter().map(|r| r.saturating_sub(2)))
             .collect();
         let places = crate::image::symbols::locate_all(&self.image, &sites);
         let place = |addr: u64| -> (String, u32) {
@@ -363,8 +450,9 @@ impl CallgrindCollector {
         writeln!(w, "ob=(1) {elf}")?;
         let mut names = Names::default();
         let lines = self.lines_per_function(&place);
+        let sections = self.section_names();
         let n = self.image.functions.len();
-        for slot in 0..=n {
+        for slot in 0..=n + self.sections.len() {
             let out: Vec<_> = calls
                 .iter()
                 .filter(|((caller, _), _)| *caller != NO_FUNCTION && self.slot(*caller) == slot)
@@ -376,7 +464,7 @@ impl CallgrindCollector {
             let home = self.home_file(slot, &place);
             writeln!(w)?;
             names.write(w, "fl", &home, Kind::File)?;
-            names.write(w, "fn", &self.name(slot), Kind::Function)?;
+            names.write(w, "fn", &self.name_in(slot, &sections), Kind::Function)?;
             for ((file, line), cost) in own.into_iter().flatten() {
                 if *file != home {
                     names.write(w, "fi", file, Kind::File)?;
@@ -397,7 +485,7 @@ impl CallgrindCollector {
                     &self.home_file(self.slot(edge.1), &place),
                     Kind::File,
                 )?;
-                names.write(w, "cfn", &self.name(edge.1), Kind::Function)?;
+                names.write(w, "cfn", &self.name_in(edge.1, &sections), Kind::Function)?;
                 writeln!(w, "calls={} 0", c.count)?;
                 writeln!(
                     w,
@@ -436,7 +524,7 @@ impl CallgrindCollector {
         place: &dyn Fn(u64) -> (String, u32),
     ) -> BTreeMap<usize, BTreeMap<(String, u32), Cost>> {
         let mut lines: BTreeMap<usize, BTreeMap<(String, u32), Cost>> = BTreeMap::new();
-        for (addr, (slot, cost)) in &self.block_costs {
+        for ((addr, slot), cost) in &self.block_costs {
             lines
                 .entry(*slot)
                 .or_default()
@@ -447,8 +535,12 @@ impl CallgrindCollector {
         lines
     }
 
-    /// The source file of a function: where its first instruction is.
+    /// The source file of a function: where its first instruction is; of
+    /// a section: where its enter call is.
     fn home_file(&self, slot: usize, place: &dyn Fn(u64) -> (String, u32)) -> String {
+        if let Some(k) = self.section_of(slot) {
+            return place(self.sections[k].saturating_sub(2)).0;
+        }
         self.image
             .functions
             .get(slot)
@@ -493,6 +585,40 @@ impl Names {
     }
 }
 
+impl CallgrindCollector {
+    /// `thread` returned to `addr`, the return address of its frame `i`:
+    /// that frame and the ones above it close. The return from an
+    /// `arp_enter*` stub opens its section's frame; the return from an
+    /// `arp_leave*` stub closes the innermost open section.
+    fn returned(&mut self, thread: u32, i: usize, addr: u64, info: BlockInfo) {
+        let t = &mut self.threads[thread as usize];
+        let now = t.charged;
+        let closed: Vec<Frame> = t.stack.drain(i..).collect();
+        let stub = self.stubs.get(closed[0].function).copied();
+        for f in closed.into_iter().rev() {
+            self.close(f, now);
+        }
+        let top = self.threads[thread as usize].stack.last().copied();
+        match (stub, top) {
+            (_, None) => self.open(thread, info.function, NO_FUNCTION, 0),
+            (Some(Stub::Enter), Some(top)) => {
+                let slot = self.section_slot(addr);
+                self.open(thread, slot, top.function, NO_RETURN);
+                self.call_sites.entry((top.function, slot)).or_insert(addr);
+            }
+            (Some(Stub::Leave), Some(top)) if self.section_of(top.function).is_some() => {
+                let t = &mut self.threads[thread as usize];
+                let section = t.stack.pop().expect("top exists");
+                self.close(section, now);
+                if self.threads[thread as usize].stack.is_empty() {
+                    self.open(thread, info.function, NO_FUNCTION, 0);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 impl ExecutionObserver for CallgrindCollector {
     /// Costs start again; the analysed blocks stay.
     fn reset(&mut self) {
@@ -502,6 +628,9 @@ impl ExecutionObserver for CallgrindCollector {
         self.calls.clear();
         self.call_sites.clear();
         self.block_costs.clear();
+        self.self_cost.truncate(self.image.functions.len() + 1);
+        self.sections.clear();
+        self.section_slots.clear();
         self.total = Cost::default();
     }
 
@@ -537,19 +666,13 @@ impl ExecutionObserver for CallgrindCollector {
                 self.open(thread, info.function, top.function, p.end);
             }
             (Some(p), Some(top)) if p.transfers => {
+                let in_section = self.section_of(top.function).is_some();
                 let t = &mut self.threads[thread as usize];
                 if let Some(i) = t.stack.iter().rposition(|f| f.return_addr == addr) {
-                    let now = t.charged;
-                    let closed: Vec<Frame> = t.stack.drain(i..).collect();
-                    let empty = t.stack.is_empty();
-                    for f in closed.into_iter().rev() {
-                        self.close(f, now);
-                    }
-                    if empty {
-                        self.open(thread, info.function, NO_FUNCTION, 0);
-                    }
+                    self.returned(thread, i, addr, info);
                 } else if p.jumps
                     && info.function != top.function
+                    && !in_section
                     && self
                         .image
                         .functions
@@ -597,14 +720,16 @@ impl ExecutionObserver for CallgrindCollector {
 impl CallgrindCollector {
     /// Charges a block's cost to its thread, function and line.
     fn charge(&mut self, thread: u32, addr: u64, info: BlockInfo, cost: Cost) {
-        self.threads[thread as usize].charged.add(cost);
-        let slot = info.function.min(self.image.functions.len());
+        let t = &mut self.threads[thread as usize];
+        t.charged.add(cost);
+        let top = t.stack.last().map(|f| f.function);
+        // code run while a section of its function is open is the section's
+        let slot = match top {
+            Some(f) if self.section_of(f).is_some() => f,
+            _ => info.function.min(self.image.functions.len()),
+        };
         self.self_cost[slot].add(cost);
-        let block = self
-            .block_costs
-            .entry(addr)
-            .or_insert((slot, Cost::default()));
-        block.1.add(cost);
+        self.block_costs.entry((addr, slot)).or_default().add(cost);
         self.total.add(cost);
     }
 }

@@ -2,11 +2,11 @@
 //! as text for people and as JSON for tools.
 //!
 //! The JSON document is versioned (`schema_version`); fields are only ever
-//! added, so readers of an older version keep working. Schema (version 1):
+//! added, so readers of an older version keep working. Schema (version 2):
 //!
 //! ```text
 //! {
-//!   "schema_version": 1,
+//!   "schema_version": 2,
 //!   "elf": string, "target": string, "clock_hz": integer,
 //!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error"
 //!                       |"internal_error"|"unsupported"|"system_reset",
@@ -14,7 +14,9 @@
 //!   "totals": { "instructions": integer, "cycles": integer, "cpi": number,
 //!               "simulated_seconds": number, "host_seconds": number, "mips": number },
 //!   "sections": [ { "path": [sid...], "functions": [name|null...],
-//!                   "sources": [{"function", "file", "line"}...], "kind": "plain"|"kernel"|"profiled",
+//!                   "sources": [{"function", "file", "line"}...],
+//!                   "names": [string...],
+//!                   "kind": "plain"|"kernel"|"profiled",
 //!                   "count": integer, "total_cycles": integer, "mean_cycles": number,
 //!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
 //!                   "share": number } ],
@@ -31,6 +33,10 @@
 //!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer } ]
 //! }
 //! ```
+//!
+//! Version 2 added `sections[].names`: each section's name, as
+//! `observe::section_names` gives it (its `ato_kernel*` / `ato_profile*`
+//! label, else `function (file:line)` of its enter call).
 
 use crate::engine::{PeripheralAccesses, RunOutcome, Stop};
 use crate::host::arp_host::TraceStats;
@@ -39,7 +45,7 @@ use crate::image::elf::GuestImage;
 use serde::Serialize;
 use std::fmt::Write as _;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -115,6 +121,9 @@ pub struct SectionRow {
     /// Where each section's enter call is: function (demangled, the
     /// innermost inlined one), source file and line.
     pub sources: Vec<crate::image::symbols::SourceLocation>,
+    /// Each section's name (`observe::section_names`): its label, else
+    /// where it is entered.
+    pub names: Vec<String>,
     pub kind: &'static str,
     pub count: u64,
     pub total_cycles: u64,
@@ -362,13 +371,11 @@ impl Report {
     }
 }
 
-/// A trace as the table shows it: the section ids, outermost first, then
-/// where the innermost section is entered (`8 > 7 > 1 main (filter.c:83)`).
 /// The report's rows for `traces`, located in `image`'s source; `cycles`
 /// is the program's total, for each row's share.
 pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> Vec<SectionRow> {
     let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
-    let located = crate::image::symbols::locate_all(image, &sites);
+    let named = crate::observe::section_names::at_sites(image, &sites);
     traces
         .iter()
         .map(|t| SectionRow {
@@ -377,7 +384,17 @@ pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> V
             sources: t
                 .sites
                 .iter()
-                .filter_map(|s| located.get(s).cloned())
+                .filter_map(|s| Some(named.get(s)?.location.clone()))
+                .collect(),
+            names: t
+                .sites
+                .iter()
+                .zip(&t.path)
+                .map(|(s, sid)| {
+                    named
+                        .get(s)
+                        .map_or_else(|| format!("section {sid}"), |n| n.text())
+                })
                 .collect(),
             kind: t.kind,
             count: t.count,
@@ -418,11 +435,14 @@ pub fn sections_table(rows: &[SectionRow]) -> String {
     out
 }
 
+/// A trace as the table shows it: the section ids, outermost first, then
+/// the innermost section's name (`8 > 7 > 1 ato_kernel_filter_line_hor`,
+/// `8 main (filter.c:128)`).
 fn section_label(s: &SectionRow) -> String {
     let chain: Vec<String> = s.path.iter().map(u16::to_string).collect();
     let last = s.path.len().saturating_sub(1);
-    let place = match (s.sources.get(last), s.functions.get(last)) {
-        (Some(source), _) => source.short(),
+    let place = match (s.names.get(last), s.functions.get(last)) {
+        (Some(name), _) => name.clone(),
         (None, Some(Some(f))) => f.clone(),
         _ => String::new(),
     };

@@ -34,6 +34,12 @@ struct Collected {
 
 /// The chart of `file`'s first callback set (cycles, as sim-host records).
 pub fn chart(file: &Path) -> Result<Chart, SectionPlotError> {
+    chart_named(file, &BTreeMap::new())
+}
+
+/// [`chart`], each line named after its innermost section's name from
+/// `names` (by section id; `observe::section_names`), else its path.
+pub fn chart_named(file: &Path, names: &BTreeMap<u16, String>) -> Result<Chart, SectionPlotError> {
     let mut c = Collected::default();
     arpsim::codec::for_each_record(file, |_, rec| {
         let path: Vec<u16> = rec.stack.iter().map(|e| e.sid).collect();
@@ -57,7 +63,7 @@ pub fn chart(file: &Path) -> Result<Chart, SectionPlotError> {
     if c.averages {
         return Err(SectionPlotError::Averages(name));
     }
-    let mut series = costliest(c.traces);
+    let mut series = costliest(c.traces, names);
     if series.is_empty() {
         return Err(SectionPlotError::Empty(name));
     }
@@ -83,8 +89,13 @@ pub fn chart(file: &Path) -> Result<Chart, SectionPlotError> {
 
 /// The innermost traces (no other trace extends them: the kernels, not
 /// the profiled sections around them), at most [`MAX_SERIES`] with the
-/// largest totals, labelled by their section path (`8 > 7 > 1`).
-fn costliest(traces: BTreeMap<Vec<u16>, Vec<(f64, f64)>>) -> Vec<Series> {
+/// largest totals, labelled by their innermost section's name
+/// (`ato_kernel_filter_line_hor`; with its path, `8 > 7 > 1`, where two
+/// lines have one name) or, without one, by their section path.
+fn costliest(
+    traces: BTreeMap<Vec<u16>, Vec<(f64, f64)>>,
+    names: &BTreeMap<u16, String>,
+) -> Vec<Series> {
     let paths: Vec<Vec<u16>> = traces.keys().cloned().collect();
     let innermost = |path: &Vec<u16>| {
         !paths
@@ -107,5 +118,20 @@ fn costliest(traces: BTreeMap<Vec<u16>, Vec<(f64, f64)>>) -> Vec<Series> {
         })
         .collect();
     all.sort_by(|a, b| b.0.total_cmp(&a.0));
-    all.into_iter().take(MAX_SERIES).map(|(_, s)| s).collect()
+    let mut series: Vec<Series> = all.into_iter().take(MAX_SERIES).map(|(_, s)| s).collect();
+    let name_of = |label: &str| {
+        let sid = label.rsplit(" > ").next()?.parse::<u16>().ok()?;
+        names.get(&sid).cloned()
+    };
+    let named: Vec<Option<String>> = series.iter().map(|s| name_of(&s.label)).collect();
+    for (s, name) in series.iter_mut().zip(&named) {
+        let Some(name) = name else { continue };
+        let shared = named.iter().filter(|n| n.as_ref() == Some(name)).count() > 1;
+        s.label = if shared {
+            format!("{name} ({})", s.label)
+        } else {
+            name.clone()
+        };
+    }
+    series
 }

@@ -182,8 +182,9 @@ pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value,
     }))
 }
 
-/// Each section's name for the timeline: `7 main (filter.c:131)`, from the
-/// report's rows (their source locations, else the enter call's function),
+/// Each section's name for the timeline (`ato_kernel_filter_line_hor`,
+/// `main (filter.c:131)`), from the report's rows (`section_names`: the
+/// label, else where it is entered; else the enter call's function),
 /// taken from the shallowest trace that ends in the section.
 pub fn names_from_sections(
     sections: &[crate::observe::report::SectionRow],
@@ -193,13 +194,13 @@ pub fn names_from_sections(
         let Some(sid) = t.path.last() else {
             continue;
         };
-        let located = t.sources.last().map(|l| l.short());
-        let Some(place) = located.or_else(|| t.functions.last().cloned().flatten()) else {
+        let named = t.names.last().cloned();
+        let Some(name) = named.or_else(|| t.functions.last().cloned().flatten()) else {
             continue;
         };
         let depth = t.path.len();
         if names.get(sid).is_none_or(|(d, _)| depth < *d) {
-            names.insert(*sid, (depth, format!("{sid} {place}")));
+            names.insert(*sid, (depth, name));
         }
     }
     names.into_iter().map(|(sid, (_, n))| (sid, n)).collect()

@@ -1,7 +1,9 @@
 //! Whole tasks built from the layers below: one run with its outputs
 //! ([`session`], shared by `sim-host run`, suites and the debugger),
-//! suites, the GDB stub, the guest SDK and project scaffolding.
+//! suites and their cycle gates ([`gate`]), the GDB stub, the guest SDK
+//! and project scaffolding.
 
+pub mod gate;
 pub mod gdb;
 pub mod scaffold;
 pub mod sdk;

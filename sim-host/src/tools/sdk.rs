@@ -1,6 +1,7 @@
 //! The guest SDK the binary carries, so a user's own project can build
 //! guests without this repository: the ARP header and `simthread.h`, the
 //! entry-point stubs' source, the linker scripts of the memory maps, the
+//! C interface of callback plugins (`sim_host_plugin.h`), the
 //! Rust wrapper crate, and per target a Makefile fragment and a CMake
 //! toolchain file whose flags come from the target file itself (one copy
 //! of the flags: the target's `[guest]` table).
@@ -9,6 +10,7 @@
 //!
 //! ```text
 //! include/atomium_rp.h, include/simthread.h
+//! include/sim_host_plugin.h        the callback plugins' C interface (`run --plugin`)
 //! src/arp_stubs.c, src/simthread_stubs.c
 //! ld/<map>.ld                      one per memory map
 //! rust/arp-guest/                  safe Rust wrappers (builds the stubs with `cc`)
@@ -46,6 +48,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
     (
         "include/simthread.h",
         include_str!("../../../guest-shim/include/simthread.h"),
+    ),
+    (
+        "include/sim_host_plugin.h",
+        include_str!("../../include/sim_host_plugin.h"),
     ),
     (
         "src/arp_stubs.c",

@@ -69,7 +69,7 @@ impl SectionKind {
         }
     }
 
-    fn enter(name: &str) -> Option<SectionKind> {
+    pub(crate) fn enter(name: &str) -> Option<SectionKind> {
         match name {
             "arp_enter" => Some(SectionKind::Plain),
             "arp_enter_kernel" => Some(SectionKind::Kernel),
@@ -78,7 +78,7 @@ impl SectionKind {
         }
     }
 
-    fn leave(name: &str) -> Option<SectionKind> {
+    pub(crate) fn leave(name: &str) -> Option<SectionKind> {
         match name {
             "arp_leave" => Some(SectionKind::Plain),
             "arp_leave_kernel" => Some(SectionKind::Kernel),
@@ -763,51 +763,18 @@ impl Builder<'_, '_> {
             ));
             return None;
         }
-        // Code reachable from the return without passing a leave of this section.
-        let mut body = BTreeSet::new();
-        let mut work = vec![start];
-        while let Some(b) = work.pop() {
-            if !body.insert(b) {
-                continue;
-            }
-            let block = &cfg.blocks[&b];
-            let last_index = block.insns.end - 1;
-            let last = &cfg.insns[last_index];
-            let target = match last.flow {
-                Flow::Call(Some(t)) | Flow::Jump(t) => Some(t),
-                _ => None,
-            };
-            let leaves = target
-                .and_then(|t| self.image.function_at(t).filter(|c| c.addr == t))
-                .and_then(|c| SectionKind::leave(&c.name))
-                .is_some_and(|k| {
-                    k == kind && {
-                        let leave_sid = cfg::arg1_before(&cfg.insns, last_index);
-                        leave_sid.is_none() || sid.is_none() || leave_sid == sid
-                    }
-                });
-            if !leaves {
-                work.extend(block.succs.iter().copied());
-            }
-        }
-        // Named after its label (the manual's ato_kernel* / ato_profile*).
-        let label = kind.label_prefix().and_then(|prefix| {
-            let debug = self.debug?;
-            debug
-                .labels
-                .iter()
-                .filter(|l| l.name.starts_with(prefix) && !self.used_labels.contains(&l.addr))
-                .filter(|l| l.addr >= call_addr && l.addr < f.addr + f.size)
-                .filter(|l| {
-                    l.addr == start
-                        || body.iter().any(|b| {
-                            cfg.blocks
-                                .get(b)
-                                .is_some_and(|blk| (blk.start..blk.end).contains(&l.addr))
-                        })
-                })
-                .min_by_key(|l| l.addr.abs_diff(start))
-                .cloned()
+        let body = section_body(self.image, cfg, start, sid, kind);
+        let label = self.debug.and_then(|debug| {
+            section_label(
+                &debug.labels,
+                &self.used_labels,
+                f,
+                cfg,
+                call_addr,
+                start,
+                &body,
+                kind,
+            )
         });
         let addrs = body_addrs(cfg, &body);
         let location = self.lines_of(&addrs, Some(call_addr));
@@ -855,6 +822,91 @@ impl Builder<'_, '_> {
             sir: region,
         })
     }
+}
+
+/// The blocks of the section entered by the call returning to `start`:
+/// the code reachable from `start` without passing a leave call of the
+/// same kind (and section id, when both are known).
+pub(crate) fn section_body(
+    image: &GuestImage,
+    cfg: &FunctionCfg,
+    start: u64,
+    sid: Option<i64>,
+    kind: SectionKind,
+) -> BTreeSet<u64> {
+    let mut body = BTreeSet::new();
+    let mut work = vec![start];
+    while let Some(b) = work.pop() {
+        if !body.insert(b) {
+            continue;
+        }
+        let Some(block) = cfg.blocks.get(&b) else {
+            continue;
+        };
+        let last_index = block.insns.end - 1;
+        let last = &cfg.insns[last_index];
+        let target = match last.flow {
+            Flow::Call(Some(t)) | Flow::Jump(t) => Some(t),
+            _ => None,
+        };
+        let leaves = target
+            .and_then(|t| image.function_at(t).filter(|c| c.addr == t))
+            .and_then(|c| SectionKind::leave(&c.name))
+            .is_some_and(|k| {
+                k == kind && {
+                    let leave_sid = cfg::arg1_before(&cfg.insns, last_index);
+                    leave_sid.is_none() || sid.is_none() || leave_sid == sid
+                }
+            });
+        if !leaves {
+            work.extend(block.succs.iter().copied());
+        }
+    }
+    body
+}
+
+/// The section's label (the manual's `ato_kernel*` / `ato_profile*`, by
+/// its kind): one of `labels` not `used` yet, in `f`, after the enter call
+/// at `call_addr` (at `start` or inside `body`) or before it in the
+/// call's own block (the compiler may schedule the call's argument set-up
+/// after the label), the nearest to `start`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn section_label(
+    labels: &[crate::image::dwarf::Label],
+    used: &HashSet<u64>,
+    f: &Function,
+    cfg: &FunctionCfg,
+    call_addr: u64,
+    start: u64,
+    body: &BTreeSet<u64>,
+    kind: SectionKind,
+) -> Option<crate::image::dwarf::Label> {
+    let prefix = kind.label_prefix()?;
+    let call_block = cfg
+        .blocks
+        .range(..=call_addr)
+        .next_back()
+        .map_or(
+            call_addr,
+            |(s, b)| if call_addr < b.end { *s } else { call_addr },
+        );
+    let in_body = |addr: u64| {
+        addr == start
+            || body.iter().any(|b| {
+                cfg.blocks
+                    .get(b)
+                    .is_some_and(|blk| (blk.start..blk.end).contains(&addr))
+            })
+    };
+    labels
+        .iter()
+        .filter(|l| l.name.starts_with(prefix) && !used.contains(&l.addr))
+        .filter(|l| l.addr >= f.addr && l.addr < f.addr + f.size)
+        .filter(|l| {
+            (l.addr >= call_addr && in_body(l.addr)) || (call_block..=call_addr).contains(&l.addr)
+        })
+        .min_by_key(|l| l.addr.abs_diff(start))
+        .cloned()
 }
 
 /// Every instruction address of the blocks `body`.

@@ -76,6 +76,8 @@ pub struct Entry {
     pub mode: Option<Mode>,
     pub max_cycles: Option<u64>,
     pub timeout: Option<Duration>,
+    /// Cycle and instruction budgets of its sections (`budget`).
+    pub budgets: Vec<super::budget::Budget>,
 }
 
 /// A parsed and checked manifest.
@@ -261,6 +263,11 @@ pub(super) fn validate(
     let mode = mode.map_err(|m| field("mode", m))?;
     let timeout = spec.timeout.map(crate::model::limits::timeout_from_seconds);
     let timeout = timeout.transpose().map_err(|m| field("timeout", m))?;
+    let budgets = match &spec.budget {
+        Some(table) => super::budget::parse(table)
+            .map_err(|(key, m)| field("budget", format!("`{key}`: {m}")))?,
+        None => Vec::new(),
+    };
     let written = (written_elf, spec.expected_output.clone(), spec.timeout);
     let entry = Entry {
         index,
@@ -275,6 +282,7 @@ pub(super) fn validate(
         mode,
         max_cycles: spec.max_cycles,
         timeout,
+        budgets,
     };
     let defining = Defining::of(&entry, written);
     Ok((entry, defining))

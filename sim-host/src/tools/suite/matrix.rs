@@ -38,6 +38,7 @@ pub(super) struct EntryFile {
     mode: Option<String>,
     max_cycles: Option<u64>,
     timeout: Option<f64>,
+    budget: Option<toml::Table>,
     matrix: Option<MatrixFile>,
 }
 
@@ -56,6 +57,9 @@ pub(super) struct EntrySpec {
     pub mode: Option<String>,
     pub max_cycles: Option<u64>,
     pub timeout: Option<f64>,
+    /// `budget = { SECTION = LIMIT, ... }` as written (every expanded
+    /// entry has the table's).
+    pub budget: Option<toml::Table>,
     /// The keys the matrix set (error messages say `matrix.<key>`).
     pub from_matrix: Vec<&'static str>,
 }
@@ -117,6 +121,7 @@ pub(super) fn expand(
         mode: table.mode,
         max_cycles: table.max_cycles,
         timeout: table.timeout,
+        budget: table.budget,
         from_matrix: Vec::new(),
     }];
     let mut labels = vec![Vec::<String>::new()];

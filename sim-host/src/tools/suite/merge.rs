@@ -330,6 +330,7 @@ mod tests {
             simulated_seconds: 1e-6,
             host_seconds: 0.5,
             sections: Vec::new(),
+            budgets: Vec::new(),
         }
     }
 
@@ -476,6 +477,7 @@ mod tests {
             .push(super::super::SectionResult {
                 path: vec![8, 7],
                 functions: vec![Some("main".into()), None],
+                names: vec!["main (m.c:3)".into(), "ato_profile_x".into()],
                 kind: "profiled".into(),
                 count: 0,
                 total_cycles: 0,
@@ -502,7 +504,7 @@ mod tests {
             ("{", "EOF while parsing"),
             ("[]", "expected struct"),
             ("{\"schema_version\": 1}", "schema_version 1"),
-            ("{\"schema_version\": 2}", "missing field"),
+            ("{\"schema_version\": 3}", "missing field"),
         ] {
             let path = dir.path().join("r.json");
             std::fs::write(&path, text).unwrap();

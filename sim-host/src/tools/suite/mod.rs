@@ -21,6 +21,7 @@
 //! mode = "record_average"              # optional ARP mode
 //! max_cycles = 100000000               # optional
 //! timeout = 60.0                       # optional, seconds of host time
+//! budget = { ato_kernel_fir = 20000 }  # optional, see [`budget`]
 //!
 //! [[entry]]                            # one entry per combination:
 //! elf = "../target/guests/{target}/filter.elf"    # see `matrix`
@@ -30,9 +31,12 @@
 //! Matrices are expanded by `suite/matrix.rs` (names such as
 //! `filter.target=cortex-m0.args=1024.cores=2`); [`shard`] splits the
 //! expanded manifest into balanced parts and [`merge`] puts their results
-//! back together.
+//! back together. The cycle gates ([`budget`], [`baseline`]) and what CI
+//! systems read of a suite ([`junit`], [`summary`]) judge the results in
+//! hand.
 //!
-//! The result (JSON, `schema_version` 2; version 1 had no `manifest_hash`,
+//! The result (JSON, `schema_version` 3; version 2 had no
+//! `sections[].names` or `budgets`, version 1 no `manifest_hash`,
 //! `shard`, `manifest_entries` or `host`, and kept `host_seconds` in each
 //! entry) keeps everything that depends on the host's speed under its last
 //! key, `host`: the rest is the same, byte for byte, for the same manifest
@@ -40,17 +44,22 @@
 //! `manifest_hash` is the sha256 of the expanded entries' defining fields
 //! (name, ELF and expected-output paths as written, i.e. relative to the
 //! manifest's folder, the expected output's own sha256, target, args,
-//! exit code, cores, mode, max_cycles, timeout): with relative paths, the
+//! exit code, cores, mode, max_cycles, timeout; not the budgets, which
+//! judge a run and do not change it): with relative paths, the
 //! same on every machine that has the manifest, whatever folder it is in.
 //! The ELFs' contents are not hashed (guests may be built on each machine).
 
+pub mod baseline;
+pub mod budget;
 mod error;
+pub mod junit;
 mod manifest;
 mod matrix;
 pub mod merge;
 mod result;
 mod run;
 pub mod shard;
+pub mod summary;
 
 pub use error::{write_output, SuiteError};
 pub use manifest::{file_stem, sha256_hex, Entry, Manifest};

@@ -7,7 +7,7 @@ use crate::observe::report::SectionRow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The version of the result's JSON form (see the module documentation).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The outcome of one entry. Its host time is kept out of its JSON form
 /// (it is under the report's `host`).
@@ -31,6 +31,17 @@ pub struct EntryResult {
     #[serde(skip)]
     pub host_seconds: f64,
     pub sections: Vec<SectionResult>,
+    /// Its `budget`s, judged (absent when it has none). A budget over its
+    /// limit fails the suite's cycle gate, not the entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<super::budget::BudgetResult>,
+}
+
+impl EntryResult {
+    /// Its budgets that failed, with the numbers.
+    pub fn budget_failures(&self) -> impl Iterator<Item = String> + '_ {
+        self.budgets.iter().filter_map(|b| b.failure())
+    }
 }
 
 /// A section row of an entry (`report::SectionRow`, readable back for
@@ -39,6 +50,10 @@ pub struct EntryResult {
 pub struct SectionResult {
     pub path: Vec<u16>,
     pub functions: Vec<Option<String>>,
+    /// Each section's name (its label, else where it is entered; absent
+    /// from results before schema version 3).
+    #[serde(default)]
+    pub names: Vec<String>,
     pub kind: String,
     pub count: u64,
     pub total_cycles: u64,
@@ -57,6 +72,7 @@ impl From<SectionRow> for SectionResult {
         SectionResult {
             path: r.path,
             functions: r.functions,
+            names: r.names,
             kind: r.kind.to_owned(),
             count: r.count,
             total_cycles: r.total_cycles,
@@ -126,6 +142,20 @@ pub(super) fn section_totals(sections: &[SectionResult]) -> String {
         .join(";")
 }
 
+/// "8=main (filter.c:128);8/7/1=ato_kernel_x": each section trace's name
+/// (its innermost section's).
+pub(super) fn section_names(sections: &[SectionResult]) -> String {
+    sections
+        .iter()
+        .map(|s| {
+            let path: Vec<String> = s.path.iter().map(u16::to_string).collect();
+            let name = s.names.last().map_or("", String::as_str);
+            format!("{}={name}", path.join("/"))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 pub(super) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -167,6 +197,13 @@ impl SuiteReport {
         self.failed == 0
     }
 
+    /// Whether every budget of every entry held.
+    pub fn budgets_held(&self) -> bool {
+        self.entries
+            .iter()
+            .all(|e| e.budgets.iter().all(|b| b.passed))
+    }
+
     /// The table printed on stdout.
     pub fn to_text(&self) -> String {
         let width = self
@@ -193,7 +230,7 @@ impl SuiteReport {
                 e.host_seconds,
                 section_totals(&e.sections),
             );
-            for f in &e.failures {
+            for f in e.failures.iter().cloned().chain(e.budget_failures()) {
                 out += &format!("{:<width$}    {f}\n", "");
             }
         }
@@ -204,10 +241,11 @@ impl SuiteReport {
         out
     }
 
-    /// One line per entry; sections as `path=cycles` joined by `;`.
+    /// One line per entry; sections as `path=cycles` joined by `;`, and
+    /// their names as `path=name` (the last column, added in version 3).
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "name,target,cores,status,exit_code,expected_exit_code,stop,cycles,instructions,simulated_seconds,host_seconds,section_cycles,failures\n",
+            "name,target,cores,status,exit_code,expected_exit_code,stop,cycles,instructions,simulated_seconds,host_seconds,section_cycles,failures,section_names\n",
         );
         for e in &self.entries {
             let fields = [
@@ -224,6 +262,7 @@ impl SuiteReport {
                 format!("{:.3}", e.host_seconds),
                 section_totals(&e.sections),
                 e.failures.join("; "),
+                section_names(&e.sections),
             ];
             let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
             out += &line.join(",");

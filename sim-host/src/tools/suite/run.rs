@@ -37,6 +37,7 @@ pub(super) fn failed(entry: &Entry, why: String) -> EntryResult {
         simulated_seconds: 0.0,
         host_seconds: 0.0,
         sections: Vec::new(),
+        budgets: Vec::new(),
     }
 }
 
@@ -115,6 +116,11 @@ pub fn run_entry_into(entry: &Entry, files: &EntryFiles, stop: &StopRequest) -> 
             failures.push(format!("cannot write {}: {e}", path.display()));
         }
     }
+    let sections: Vec<SectionResult> = report
+        .sections
+        .into_iter()
+        .map(SectionResult::from)
+        .collect();
     EntryResult {
         name: entry.name.clone(),
         elf: entry.elf.display().to_string(),
@@ -129,12 +135,24 @@ pub fn run_entry_into(entry: &Entry, files: &EntryFiles, stop: &StopRequest) -> 
         instructions: report.totals.instructions,
         simulated_seconds: report.totals.simulated_seconds,
         host_seconds: report.totals.host_seconds,
-        sections: report
-            .sections
-            .into_iter()
-            .map(SectionResult::from)
-            .collect(),
+        budgets: judge_budgets(entry, &sections),
+        sections,
     }
+}
+
+/// The entry's budgets judged against its sections.
+fn judge_budgets(entry: &Entry, sections: &[SectionResult]) -> Vec<super::budget::BudgetResult> {
+    let traced: Vec<super::budget::Traced> = sections
+        .iter()
+        .map(|s| super::budget::Traced {
+            path: &s.path,
+            name: s.names.last().map(String::as_str),
+            count: s.count,
+            cycles: s.total_cycles,
+            instructions: s.total_instructions,
+        })
+        .collect();
+    super::budget::judge(&entry.budgets, &traced)
 }
 
 /// Why a finished run did not pass (empty when it did).
