@@ -43,7 +43,10 @@ mod state;
 mod stop;
 mod thread_calls;
 
-pub use api::{Counting, ExecutionObserver, Fault, MachineError, Observer, RunOutcome, Stop};
+pub use api::{
+    Counting, ExecutionObserver, Fault, MachineError, Observer, RunOutcome, Stop, UnpricedCount,
+    UnpricedStop,
+};
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::RunOptions;
 pub use setup::run;

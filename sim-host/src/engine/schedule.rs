@@ -112,6 +112,8 @@ pub(super) fn begin_slice(
         st.clock.cycles = t.clock;
         st.clock.prev_fallthrough = t.prev_fallthrough;
         st.clock.prev_taken_extra = t.prev_taken_extra;
+        st.clock.prev_branch = t.prev_branch;
+        st.clock.prev_last_insn = t.prev_last_insn;
         st.limits.slice_limit = st.limits.max_cycles.min(slice_end);
         st.limits.limit = st.limits.next(st.clock.cycles);
         st.clock.observed = t.clock;
@@ -132,6 +134,7 @@ pub(super) fn end_slice(
     let st = emu.get_data_mut();
     let cycles = st.clock.cycles;
     let (fallthrough, taken) = (st.clock.prev_fallthrough, st.clock.prev_taken_extra);
+    let (branch, last_insn) = (st.clock.prev_branch, st.clock.prev_last_insn);
     let t = st.threads.sched.thread_mut(next);
     t.clock = cycles;
     // Saturating: in playback a kernel's leave sets the clock to its
@@ -142,6 +145,8 @@ pub(super) fn end_slice(
         .saturating_sub(t.waiting - waiting);
     t.prev_fallthrough = fallthrough;
     t.prev_taken_extra = taken;
+    t.prev_branch = branch;
+    t.prev_last_insn = last_insn;
     st.threads.sched.add_busy(next, core, busy);
 }
 

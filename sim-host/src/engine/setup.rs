@@ -10,11 +10,12 @@ use super::exceptions::install_exception_hooks;
 use super::intercept::install_interception;
 use super::memory::map_memory;
 use super::options::RunOptions;
-use super::pricing::dynamic_sites;
+use super::pricing::{dynamic_sites, unpriced_block};
 use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
 use super::state::{
     stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
+    UnpricedLog,
 };
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
@@ -176,6 +177,14 @@ pub(super) fn new_state(
         threads: new_threads(image, target, options),
         end: Ending::default(),
         debug: DebugMarks::default(),
+        predictor: target
+            .predictor
+            .as_ref()
+            .map(crate::model::predictor::Predictor::new),
+        unpriced: UnpricedLog {
+            allow: options.allow_unpriced,
+            ..Default::default()
+        },
     })
 }
 
@@ -282,8 +291,10 @@ pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
 }
 
 /// Initial stack pointer and entry: from the vector table on M-profile
-/// cores (as the hardware does at reset), else the ELF entry and the top of
-/// the highest RAM region.
+/// cores (as the hardware does at reset: at address 0, or where the code
+/// starts when nothing is at 0, as the reset VTOR of a part whose code is
+/// elsewhere says), else the ELF entry and the top of the highest RAM
+/// region.
 pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
     let ram_top = target
         .regions
@@ -292,8 +303,19 @@ pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
         .map(|r| r.end())
         .max()
         .unwrap_or(0);
+    let table = if image.bytes_at(0, 8).is_some() {
+        0
+    } else {
+        image
+            .segments
+            .iter()
+            .filter(|s| s.executable)
+            .map(|s| s.load_addr)
+            .min()
+            .unwrap_or(0)
+    };
     if target.arch == Arch::Arm {
-        if let (Some(sp), Some(pc)) = (image.bytes_at(0, 4), image.bytes_at(4, 4)) {
+        if let (Some(sp), Some(pc)) = (image.bytes_at(table, 4), image.bytes_at(table + 4, 4)) {
             let sp = u64::from(u32::from_le_bytes(sp.try_into().expect("4 bytes")));
             let pc = u64::from(u32::from_le_bytes(pc.try_into().expect("4 bytes")));
             let sp_in_ram = target
@@ -359,9 +381,12 @@ pub(super) fn install_cycle_hooks(
                         let _ = uc.mem_read(addr, &mut code);
                         let st = uc.get_data();
                         let insns = st.decoder.decode(&code, addr, false).unwrap_or_default();
-                        let c = cycles::price_block(&st.target, &insns, 0).cycles;
-                        costs.insert(addr, c);
-                        c
+                        let block = cycles::price_block(&st.target, &insns, 0);
+                        if !block.unpriced.is_empty() {
+                            unpriced_block(uc, addr, &code, &block.unpriced);
+                        }
+                        costs.insert(addr, block.cycles);
+                        block.cycles
                     }
                 };
                 let st = uc.get_data_mut();

@@ -9,7 +9,7 @@ use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::{Scheduler, ThreadId};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
-use crate::model::target::{Arch, Target};
+use crate::model::target::{Arch, InsnClass, Target};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI32;
@@ -34,6 +34,19 @@ pub(super) struct State {
     pub(super) threads: Threads,
     pub(super) end: Ending,
     pub(super) debug: DebugMarks,
+    /// The core's branch predictor, when its target file models one.
+    pub(super) predictor: Option<crate::model::predictor::Predictor>,
+    pub(super) unpriced: UnpricedLog,
+}
+
+/// Blocks with instructions the cycle table does not price, and how
+/// often each ran (`--allow-unpriced`).
+#[derive(Debug, Default)]
+pub(super) struct UnpricedLog {
+    pub(super) allow: bool,
+    /// By block address: its unpriced instructions (mnemonic, class) and
+    /// how often it ran.
+    pub(super) blocks: HashMap<u32, (Vec<(String, InsnClass)>, u64)>,
 }
 
 /// The running thread's counters and what the cycle model carries from
@@ -48,6 +61,9 @@ pub(super) struct Clock {
     pub(super) prev_taken_extra: u32,
     /// The last block's last instruction (the branch's address).
     pub(super) prev_last_insn: u64,
+    /// What the branch predictor is to resolve at the next block (a
+    /// `predictor::BranchKind`; 0: nothing).
+    pub(super) prev_branch: u8,
     /// The running thread's clock after the last observed block.
     pub(super) observed: u64,
 }

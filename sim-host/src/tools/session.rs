@@ -94,6 +94,9 @@ pub struct RunSpec {
     pub compare: Option<PathBuf>,
     /// Show the live status line while the guest runs.
     pub progress: bool,
+    /// Run the ELF even when its build attributes say it is for another
+    /// core than the target.
+    pub force_target: bool,
 }
 
 impl RunSpec {
@@ -110,6 +113,7 @@ impl RunSpec {
             expect_output: None,
             compare: None,
             progress: false,
+            force_target: false,
         }
     }
 }
@@ -179,6 +183,7 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
         Stop::Fault(_) => exit::FAULT,
         Stop::Arp(_) => exit::ARP_ERROR,
         Stop::Internal(_) => exit::INTERNAL,
+        Stop::Unpriced(_) => exit::SETUP,
         Stop::CycleLimit(_) => exit::CYCLE_LIMIT,
         Stop::Timeout(_) => exit::TIMEOUT,
         Stop::Interrupted(signal) => exit::for_signal(signal),
@@ -215,6 +220,9 @@ pub fn prepare_unchecked(spec: &RunSpec) -> Result<Prepared> {
 fn load_guest(spec: &RunSpec) -> Result<(Target, GuestImage)> {
     let target = spec.target.load()?;
     let image = GuestImage::load(&spec.elf, &target)?;
+    if !spec.force_target {
+        crate::image::attributes::check(image.needs.as_ref(), &spec.elf, &target)?;
+    }
     Ok((target, image))
 }
 

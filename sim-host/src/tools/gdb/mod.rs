@@ -346,7 +346,9 @@ impl<A: GuestArch> Session<A> {
             Stop::CycleLimit(_) | Stop::Timeout(_) => {
                 MultiThreadStopReason::Terminated(Signal::SIGXCPU)
             }
-            Stop::Arp(_) | Stop::Internal(_) => MultiThreadStopReason::Terminated(Signal::SIGABRT),
+            Stop::Arp(_) | Stop::Internal(_) | Stop::Unpriced(_) => {
+                MultiThreadStopReason::Terminated(Signal::SIGABRT)
+            }
         };
         let mut stub = self.stub.take().ok_or("gdb is gone")?;
         if let Stop::Fault(fault) = stop {
