@@ -57,6 +57,14 @@ const STATIC_FILES: &[(&str, &str)] = &[
     ),
     ("ld/mps2.ld", include_str!("../../../guest-shim/ld/mps2.ld")),
     (
+        "ld/mps2-an505.ld",
+        include_str!("../../../guest-shim/ld/mps2-an505.ld"),
+    ),
+    (
+        "ld/rp2040.ld",
+        include_str!("../../../guest-shim/ld/rp2040.ld"),
+    ),
+    (
         "ld/rv32-mcu.ld",
         include_str!("../../../guest-shim/ld/rv32-mcu.ld"),
     ),
