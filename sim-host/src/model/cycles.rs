@@ -743,6 +743,184 @@ mod tests {
         assert_eq!(price_block(&m4(), &same_base, 0).cycles, 2 + 2);
     }
 
+    fn target(name: &str) -> Target {
+        crate::model::target::builtin(name).unwrap()
+    }
+
+    /// An instruction of `class` writing `writes` and reading `reads`.
+    fn op(addr: u64, size: u8, class: InsnClass, writes: RegMask, reads: RegMask) -> Insn {
+        Insn {
+            writes,
+            reads,
+            ..Insn::simple(addr, size, class)
+        }
+    }
+
+    #[test]
+    fn a_result_consumed_next_waits_for_its_latency() {
+        // Cortex-M4F 7.2.3: VADD 1, one cycle longer if its result is
+        // consumed by the following instruction
+        let t = target("cortex-m4f");
+        let (s0, s1, s2) = (arm_s(0), arm_s(1), arm_s(2));
+        let dependent = [
+            op(0, 4, InsnClass::FpAdd, s0, s1),
+            op(4, 4, InsnClass::FpAdd, s2, s0),
+        ];
+        assert_eq!(price_block(&t, &dependent, 0).cycles, 1 + 2);
+        let independent = [
+            op(0, 4, InsnClass::FpAdd, s0, s1),
+            op(4, 4, InsnClass::FpAdd, s2, s1),
+        ];
+        assert_eq!(price_block(&t, &independent, 0).cycles, 2);
+    }
+
+    #[test]
+    fn a_multiply_accumulate_chain_reads_its_accumulator_late() {
+        // VMLA 3, latency 4, the addend read a cycle late: 3 each
+        let t = target("cortex-m4f");
+        let mla = |addr| Insn {
+            late_reads: arm_s(0),
+            ..op(
+                addr,
+                4,
+                InsnClass::FpMac,
+                arm_s(0),
+                arm_s(0) | arm_s(1) | arm_s(2),
+            )
+        };
+        assert_eq!(price_block(&t, &[mla(0), mla(4), mla(8)], 0).cycles, 9);
+        // the product's operand depends on the last result: no advance
+        let use_as_factor = op(12, 4, InsnClass::FpMul, arm_s(3), arm_s(0));
+        assert_eq!(
+            price_block(&t, &[mla(0), use_as_factor], 0).cycles,
+            3 + 1 + 1
+        );
+    }
+
+    #[test]
+    fn a_busy_unit_lets_integer_instructions_run_and_holds_the_next_fp_one() {
+        // VDIV issues in 1 and keeps the FPU 14: two ALU instructions run
+        // meanwhile, a VADD waits until cycle 14; a block ending with the
+        // FPU still busy ends when it is free
+        let t = target("cortex-m4f");
+        let div = op(0, 4, InsnClass::FpDiv, arm_s(0), arm_s(1) | arm_s(2));
+        let alu = |addr| op(addr, 2, InsnClass::Alu, 1 << 3, 1 << 4);
+        let add = op(8, 4, InsnClass::FpAdd, arm_s(5), arm_s(6));
+        assert_eq!(
+            price_block(&t, &[div.clone(), alu(4), alu(6), add], 0).cycles,
+            14 + 1
+        );
+        assert_eq!(price_block(&t, &[div, alu(4)], 0).cycles, 14);
+    }
+
+    #[test]
+    fn the_cortex_m7_pairs_independent_instructions() {
+        let t = target("cortex-m7");
+        let alu = |addr, w: u8, r: u8| op(addr, 4, InsnClass::Alu, 1 << w, 1 << r);
+        // two independent ALU instructions: one cycle; dependent: two
+        assert_eq!(price_block(&t, &[alu(0, 1, 2), alu(4, 3, 4)], 0).cycles, 1);
+        assert_eq!(price_block(&t, &[alu(0, 1, 2), alu(4, 3, 1)], 0).cycles, 2);
+        // four independent: two pairs
+        let four = [alu(0, 1, 2), alu(4, 3, 4), alu(8, 5, 6), alu(12, 7, 8)];
+        assert_eq!(price_block(&t, &four, 0).cycles, 2);
+        // two stores do not pair (one store unit); a load and a store do
+        let store = |addr| Insn {
+            address_regs: 1 << 9,
+            late_reads: 1,
+            ..op(addr, 4, InsnClass::Store, 0, (1 << 9) | 1)
+        };
+        assert_eq!(price_block(&t, &[store(0), store(4)], 0).cycles, 2);
+        let load = Insn {
+            address_regs: 1 << 10,
+            ..op(0, 4, InsnClass::Load, 1 << 2, 1 << 10)
+        };
+        assert_eq!(price_block(&t, &[load, store(4)], 0).cycles, 1);
+        // a bit-field instruction issues only first: it does not pair after
+        let bitfield = Insn {
+            bitfield: true,
+            ..alu(4, 3, 4)
+        };
+        assert_eq!(
+            price_block(&t, &[alu(0, 1, 2), bitfield.clone()], 0).cycles,
+            2
+        );
+        assert_eq!(price_block(&t, &[bitfield, alu(8, 5, 6)], 0).cycles, 1);
+        // a store of the value computed in the same cycle pairs (its data
+        // is read late)
+        let compute = alu(0, 0, 2);
+        assert_eq!(price_block(&t, &[compute, store(4)], 0).cycles, 1);
+        // load and store multiples: two registers a cycle, alone
+        let ldm = Insn {
+            transfers: 4,
+            ..op(0, 2, InsnClass::LoadMultiple, 0xf, 1 << 9)
+        };
+        assert_eq!(price_block(&t, &[ldm, alu(2, 5, 6)], 0).cycles, 2 + 1);
+    }
+
+    #[test]
+    fn the_cortex_m33_pairs_a_branch_with_the_narrow_instruction_before_it() {
+        let t = target("cortex-m33");
+        let subs = op(0, 2, InsnClass::Alu, (1 << 7) | ARM_FLAGS, 1 << 7);
+        let add = op(0, 2, InsnClass::Alu, 1 << 0, 1 << 1);
+        let bne = op(2, 2, InsnClass::BranchCond, 0, ARM_FLAGS);
+        // not taken: 0 (paired); taken after the flag-setting SUBS: 2
+        let cost = price_block(&t, &[subs.clone(), bne.clone()], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (1, 1 + 1));
+        // taken after an instruction that does not set the flags: 1
+        let cost = price_block(&t, &[add, bne.clone()], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (1, 1));
+        // after a 32-bit instruction: no pair, 1 + 1 taken
+        let wide = op(0, 4, InsnClass::Alu, (1 << 7) | ARM_FLAGS, 1 << 7);
+        let cost = price_block(&t, &[wide, Insn { addr: 4, ..bne }], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (2, 1));
+        // two narrow ALU instructions do not pair
+        let a = op(0, 2, InsnClass::Alu, 1, 2);
+        let b = op(2, 2, InsnClass::Alu, 4, 8);
+        assert_eq!(price_block(&t, &[a, b], 0).cycles, 2);
+    }
+
+    #[test]
+    fn an_instruction_without_a_row_is_listed_and_charged_as_alu() {
+        let t = m4();
+        let div = op(2, 4, InsnClass::FpDiv, arm_s(0), arm_s(1));
+        let cost = price_block(&t, &[Insn::simple(0, 2, InsnClass::Alu), div], 0);
+        assert_eq!(cost.cycles, 2);
+        assert_eq!(
+            cost.unpriced,
+            [Unpriced {
+                addr: 2,
+                size: 4,
+                class: InsnClass::FpDiv
+            }]
+        );
+    }
+
+    #[test]
+    fn the_multiplier_option_changes_the_row() {
+        let fast = target("cortex-m0plus");
+        let small = target("cortex-m0plus:multiplier=small");
+        let mul = [Insn::simple(0, 2, InsnClass::Mul)];
+        assert_eq!(price_block(&fast, &mul, 0).cycles, 1);
+        assert_eq!(price_block(&small, &mul, 0).cycles, 32);
+        assert_eq!(small.name, "cortex-m0plus:multiplier=small");
+        assert!(crate::model::target::builtin("cortex-m0plus:multiplier=huge").is_err());
+        assert!(crate::model::target::builtin("cortex-m4:multiplier=small").is_err());
+    }
+
+    #[test]
+    fn the_bit_serial_divider_costs_a_cycle_per_quotient_bit() {
+        let site = DynamicSite {
+            rule: DynamicCost::DivideBitSerial,
+            base: 2,
+            max: 33,
+            ..div_site()
+        };
+        assert_eq!(dynamic_extra(&site, 7, 1000), 0); // quotient 0: 2
+        assert_eq!(dynamic_extra(&site, 1000, 7), 10 - 3 + 1); // 2 + 8
+        assert_eq!(2 + dynamic_extra(&site, u32::MAX, 1), 33);
+        assert_eq!(dynamic_extra(&site, 5, 0), 0);
+    }
+
     fn div_site() -> DynamicSite {
         DynamicSite {
             addr: 0,

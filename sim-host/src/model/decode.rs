@@ -1484,6 +1484,126 @@ mod tests {
         assert_eq!(insns[7].dynamic.map(|d| (d.a, d.b)), Some((11, 12)));
     }
 
+    /// FPv4/FPv5 and DSP instructions (assembled with arm-none-eabi-as
+    /// -march=armv8-m.main+dsp+fp.dp): each has its own class.
+    const FP_AND_DSP: [u8; 0x124] = [
+        0x30, 0xee, 0x81, 0x0a, 0x30, 0xee, 0xc1, 0x0a, 0x20, 0xee, 0x81, 0x0a, 0x20, 0xee, 0xc1,
+        0x0a, 0x00, 0xee, 0x81, 0x0a, 0x00, 0xee, 0xc1, 0x0a, 0x10, 0xee, 0xc1, 0x0a, 0xa0, 0xee,
+        0x81, 0x0a, 0x90, 0xee, 0x81, 0x0a, 0x80, 0xee, 0x81, 0x0a, 0xb1, 0xee, 0xe0, 0x0a, 0xb0,
+        0xee, 0xe0, 0x0a, 0xb1, 0xee, 0x60, 0x0a, 0xb4, 0xee, 0x60, 0x0a, 0xb5, 0xee, 0xc0, 0x0a,
+        0xbd, 0xee, 0xe0, 0x0a, 0xb8, 0xee, 0x60, 0x0a, 0xba, 0xee, 0xc8, 0x0a, 0xb2, 0xee, 0x60,
+        0x0a, 0xb7, 0xee, 0xe0, 0x0a, 0xb8, 0xfe, 0x60, 0x0a, 0x00, 0xfe, 0x81, 0x0a, 0x80, 0xfe,
+        0x81, 0x0a, 0xb7, 0xee, 0x00, 0x0a, 0xb0, 0xee, 0x60, 0x0a, 0x10, 0xee, 0x90, 0x0a, 0x00,
+        0xee, 0x90, 0x0a, 0x51, 0xec, 0x12, 0x0b, 0x41, 0xec, 0x12, 0x0b, 0x41, 0xec, 0x11, 0x0a,
+        0x51, 0xec, 0x11, 0x0a, 0x31, 0xee, 0x10, 0x0b, 0x01, 0xee, 0x10, 0x0b, 0xf1, 0xee, 0x10,
+        0x0a, 0xf1, 0xee, 0x10, 0xfa, 0xe1, 0xee, 0x10, 0x0a, 0x90, 0xed, 0x01, 0x0a, 0x90, 0xed,
+        0x02, 0x1b, 0x80, 0xed, 0x01, 0x0a, 0x80, 0xed, 0x00, 0x1b, 0xb0, 0xec, 0x04, 0x0a, 0x90,
+        0xec, 0x04, 0x0b, 0x2d, 0xed, 0x04, 0x8b, 0x2d, 0xed, 0x02, 0x8a, 0xbd, 0xec, 0x02, 0x8b,
+        0x31, 0xee, 0x02, 0x0b, 0x21, 0xee, 0x02, 0x0b, 0xa1, 0xee, 0x02, 0x0b, 0x01, 0xee, 0x02,
+        0x0b, 0x81, 0xee, 0x02, 0x0b, 0xb1, 0xee, 0xc1, 0x0b, 0xb0, 0xee, 0xc1, 0x0b, 0xb4, 0xee,
+        0x41, 0x0b, 0xb0, 0xee, 0x41, 0x0b, 0xb7, 0xee, 0x00, 0x0b, 0x9f, 0xed, 0x02, 0x0a, 0x21,
+        0xfb, 0x02, 0x30, 0xc2, 0xfb, 0xc3, 0x01, 0x91, 0xfa, 0x12, 0xf0, 0x81, 0xfa, 0x42, 0xf0,
+        0x01, 0xf3, 0x07, 0x00, 0xa1, 0xf3, 0x08, 0x00, 0xc1, 0xea, 0x02, 0x40, 0x41, 0xfa, 0x82,
+        0xf0, 0x3f, 0xfa, 0x81, 0xf0, 0xa1, 0xfa, 0x82, 0xf0, 0x71, 0xfb, 0x02, 0x30, 0x51, 0xfb,
+        0x02, 0xf0, 0x11, 0xfb, 0x02, 0xf0, 0x31, 0xfb, 0x02, 0x30, 0x82, 0xfa, 0x81, 0xf0, 0xbf,
+        0xf3, 0x2f, 0x8f, 0x90, 0xf8, 0x00, 0xf0,
+    ];
+
+    #[test]
+    fn floating_point_and_dsp_instructions_have_classes_of_their_own() {
+        use InsnClass::*;
+        let insns = arm(&FP_AND_DSP);
+        let classes: Vec<InsnClass> = insns.iter().map(|i| i.class).collect();
+        #[rustfmt::skip]
+        let expected = [
+            // vadd vsub vmul vnmul vmla vmls vnmla vfma vfnms vdiv vsqrt
+            FpAdd, FpAdd, FpMul, FpMul, FpMac, FpMac, FpMac, FpFma, FpFma, FpDiv, FpSqrt,
+            // vabs vneg vcmp vcmpe, vcvt x4, vcvt.f64.f32, vrinta, vseleq, vmaxnm
+            FpAbs, FpAbs, FpCmp, FpCmp, FpCvt, FpCvt, FpCvt, FpCvt, FpAluD, FpCvt, FpSelect, FpSelect,
+            // vmov #imm, vmov s,s, vmov r,s, vmov s,r, four two-word vmovs, two half-double vmovs
+            FpMove, FpMove, FpTransfer, FpTransfer, FpTransfer2, FpTransfer2, FpTransfer2,
+            FpTransfer2, FpTransfer, FpTransfer,
+            // vmrs x2, vmsr, vldr s/d, vstr s/d, vldm x2, vpush x2, vpop
+            FpStatus, FpStatus, FpStatus, FpLoad, FpLoad, FpStore, FpStore, FpLoadMultiple,
+            FpLoadMultiple, FpStoreMultiple, FpStoreMultiple, FpLoadMultiple,
+            // the double-precision forms
+            FpAddD, FpMulD, FpFmaD, FpMacD, FpDivD, FpSqrtD, FpAluD, FpAluD, FpAluD, FpAluD,
+            // vldr [pc]
+            FpLoad,
+            // smlad smlald qadd16 uadd8 ssat usat16 pkhbt sxtab uxtb16 sel usada8
+            DspMla, DspMlaLong, Dsp, Dsp, Saturate, Dsp, Dsp, Dsp, Dsp, Dsp, Dsp,
+            // smmul smulbb smlawb qadd clrex pld
+            DspMul, DspMul, DspMla, Dsp, System, Nop,
+        ];
+        assert_eq!(classes, expected);
+        let s = |n: u32| arm_s(n);
+        // vmla.f32 s0, s1, s2: reads its accumulator late
+        assert_eq!(insns[4].late_reads, s(0));
+        assert_eq!(insns[4].writes, s(0));
+        assert_eq!(insns[4].reads, s(0) | s(1) | s(2));
+        // vmov r0, s1: one float (N = 1); vmov.32 r0, d1[1]: half a double
+        assert_eq!(insns[25].transfers, 1);
+        assert_eq!(insns[31].transfers, 0);
+        // vldr s0 / d1: one and two words; vldmia r0!, {s0-s3}: four, base written
+        assert_eq!((insns[36].transfers, insns[37].transfers), (1, 2));
+        assert_eq!(insns[40].transfers, 4);
+        assert_eq!(insns[40].writes, 1 | s(0) | s(1) | s(2) | s(3));
+        // vpush {d8-d9}: four words read, SP written
+        assert_eq!(insns[42].transfers, 4);
+        assert_eq!(insns[42].reads & (s(16) | s(19)), s(16) | s(19));
+        assert_eq!(insns[42].writes, 1 << 13);
+        // vldr s0, [pc, #8]: a literal
+        assert_eq!(insns[55].literal, Some((0x10dc + 4 + 8) & !3));
+        // smlad r0, r1, r2, r3: r3 is the accumulator
+        assert_eq!(insns[56].late_reads, 1 << 3);
+    }
+
+    #[test]
+    fn instructions_without_a_class_are_unclassified() {
+        // mcr p15, 0, r0, c7, c5, 4 (a coprocessor write); a NEON vadd.i32 q0, q1, q2
+        let code = [0x07, 0xee, 0x95, 0x0f, 0x22, 0xef, 0x44, 0x08];
+        let insns = arm(&code);
+        assert!(!insns.is_empty());
+        assert!(
+            insns.iter().all(|i| i.class == InsnClass::Unclassified),
+            "{insns:?}"
+        );
+    }
+
+    #[test]
+    fn flags_and_shifted_operands_are_seen() {
+        // adds r0, #1 ; add.w r0, r1, r2, lsl #3 ; add.w r0, r1, #0x1fc0 ;
+        // eor.w r0, r1, #0x1b1b1b1b ; bne
+        let code = [
+            0x01, 0x30, 0x01, 0xeb, 0xc2, 0x00, 0x01, 0xf5, 0xfe, 0x50, 0x81, 0xf0, 0x1b, 0x30,
+            0xfe, 0xd1,
+        ];
+        let insns = arm(&code);
+        assert_ne!(insns[0].writes & ARM_FLAGS, 0);
+        assert!(!insns[0].shifted);
+        assert!(insns[1].shifted, "a shifted register");
+        assert!(insns[2].shifted, "a rotated immediate");
+        assert!(!insns[3].shifted, "a replicated byte pattern");
+        assert_ne!(insns[4].reads & ARM_FLAGS, 0);
+        assert_eq!(insns[4].branch, BranchKind::Conditional);
+    }
+
+    #[test]
+    fn riscv_returns_calls_and_jumps_are_told_apart() {
+        // jal ra ; j ; ret (c.jr ra) ; jalr ra, a5 (call) ; jr a5 ; lbu a0, 0(a1)
+        let code = [
+            0xef, 0x00, 0x00, 0x00, 0x6f, 0x00, 0x00, 0x00, 0x82, 0x80, 0xe7, 0x80, 0x07, 0x00,
+            0x67, 0x80, 0x07, 0x00, 0x03, 0xc5, 0x05, 0x00,
+        ];
+        let kinds: Vec<BranchKind> = riscv(&code).iter().map(|i| i.branch).collect();
+        use BranchKind::*;
+        assert_eq!(
+            kinds,
+            [Call, Jump, Return, IndirectCall, Indirect, BranchKind::None]
+        );
+        assert!(riscv(&code)[5].subword);
+    }
+
     #[test]
     fn decoding_stops_after_a_branch_when_asked() {
         let code = [0x01, 0x30, 0xfe, 0xd1, 0x01, 0x30];
