@@ -37,7 +37,9 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
         st.clock.cycles += u64::from(st.clock.prev_taken_extra) + u64::from(price.entry_penalty);
         st.record_branch(addr);
     }
-    if st.clock.prev_branch != 0 && price.intercept == 0 {
+    // an intercepted function's block (priced at zero, no fall-through)
+    // is never predicted: its call costs the guest nothing more
+    if st.clock.prev_branch != 0 && price.fallthrough != u32::MAX {
         predict(st, addr);
     }
     st.clock.cycles += u64::from(price.cycles);

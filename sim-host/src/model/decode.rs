@@ -197,6 +197,11 @@ impl Decoder {
         for r in detail.regs_write() {
             ops.writes |= self.mask(*r);
         }
+        if id == ArmInsn::ARM_INS_MOVT as u32 {
+            // MOVT keeps the bottom half of its register: counted as a
+            // write only, so it pairs with the MOVW before it (Cortex-M7)
+            ops.reads &= !ops.writes;
+        }
         let conditional = !matches!(arm.cc(), ArmCC::ARM_CC_AL | ArmCC::ARM_CC_INVALID);
         let mut kind = arm_class(id, conditional, arm.writeback(), &mut ops);
         let mut late_reads = 0;
@@ -255,7 +260,7 @@ impl Decoder {
             shifted: ops.shifted && matches!(class, InsnClass::Alu),
             bitfield: is_bitfield(id),
             subword: is_subword_load(id),
-            branch: arm_branch_kind(class, ops.reads, ops.writes),
+            branch: arm_branch_kind(class, ops.reads, ops.writes, ops.address_regs),
         })
     }
 
@@ -268,21 +273,22 @@ impl Decoder {
     ) -> ArmOperands {
         let mut ops = ArmOperands::default();
         let mut first_reg = true;
+        // MOVW, MOVT, ADDW, SUBW take a plain 16- or 12-bit immediate
+        let plain_immediate = matches!(raw.mnemonic(), Some("movw" | "movt" | "addw" | "subw"));
         for op in arm.operands() {
             if !matches!(op.shift, ArmShift::Invalid) && !is_shift_instruction(id) {
                 ops.shifted = true;
             }
             match op.op_type {
-                ArmOperandType::Imm(v) if !simple_immediate(id, v) => ops.shifted = true,
+                ArmOperandType::Imm(v) if !plain_immediate && !simple_immediate(id, v) => {
+                    ops.shifted = true
+                }
                 ArmOperandType::Reg(r) => {
                     let n = self.reg(r);
                     // The first register operand is the destination of data
                     // processing and loads; stores and compares only read.
                     if first_reg && !is_store_or_compare(id) {
                         ops.writes |= self.mask(r);
-                        // MOVT writes the top half and keeps the bottom:
-                        // counted as a write only (it pairs with the MOVW
-                        // before it, Cortex-M7)
                     } else {
                         ops.reads |= self.mask(r);
                     }
@@ -917,17 +923,13 @@ fn is_shift_instruction(id: u32) -> bool {
     .any(|i| *i as u32 == id)
 }
 
-/// An immediate that needs no shifter: 0..255, one of Thumb-2's replicated
-/// byte patterns (0x00XY00XY, 0xXY00XY00, 0xXYXYXYXY), or the plain 12-
-/// and 16-bit immediates of ADDW, SUBW, MOVW, MOVT; anything else is an
-/// 8-bit value rotated into place (ARMv7-M ARM A5.3.2).
+/// An immediate that needs no shifter: 0..255, or one of Thumb-2's
+/// replicated byte patterns (0x00XY00XY, 0xXY00XY00, 0xXYXYXYXY); anything
+/// else is an 8-bit value rotated into place (ARMv7-M ARM A5.3.2). (The
+/// plain 12- and 16-bit immediates of ADDW, SUBW, MOVW and MOVT are told
+/// apart by their mnemonic.)
 fn simple_immediate(id: u32, value: i32) -> bool {
-    use ArmInsn::*;
-    if [ARM_INS_ADDW, ARM_INS_SUBW, ARM_INS_MOVW, ARM_INS_MOVT]
-        .iter()
-        .any(|i| *i as u32 == id)
-        || !is_alu(id)
-    {
+    if !is_alu(id) {
         return true;
     }
     let v = value as u32;
@@ -1107,14 +1109,22 @@ fn integer_accumulator(id: u32, regs: &[u8]) -> Option<RegMask> {
     }
 }
 
-/// What the predictor sees of an Arm control-flow instruction.
-fn arm_branch_kind(class: InsnClass, reads: RegMask, writes: RegMask) -> BranchKind {
+/// What the predictor sees of an Arm control-flow instruction: a load of
+/// PC from the stack (POP, LDR PC, [SP], #4) and BX LR return.
+fn arm_branch_kind(
+    class: InsnClass,
+    reads: RegMask,
+    writes: RegMask,
+    address_regs: RegMask,
+) -> BranchKind {
     const LR: RegMask = 1 << 14;
+    const SP: RegMask = 1 << 13;
     match class {
         InsnClass::BranchCond => BranchKind::Conditional,
         InsnClass::Branch => BranchKind::Jump,
         InsnClass::Call => BranchKind::Call,
-        InsnClass::PopPc => BranchKind::Return,
+        InsnClass::PopPc if address_regs & !SP == 0 && reads & SP != 0 => BranchKind::Return,
+        InsnClass::PopPc => BranchKind::Indirect,
         InsnClass::TableBranch => BranchKind::Indirect,
         InsnClass::BranchIndirect if writes & LR != 0 => BranchKind::IndirectCall,
         InsnClass::BranchIndirect if reads & LR != 0 => BranchKind::Return,
