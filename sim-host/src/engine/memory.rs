@@ -113,6 +113,12 @@ pub(super) fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), Machin
     // have held code
     let mut code_pages = rustc_hash::FxHashSet::<u64>::default();
     let page_size = u64::from(uc("page size", emu.ctl_get_page_size())?);
+    if let Some(page) = cpacr_page(target, page_size) {
+        uc(
+            "map the CPACR page",
+            emu.mem_map(page, page_size, Prot::READ | Prot::WRITE),
+        )?;
+    }
     uc(
         "TLB mode",
         emu.ctl_set_tlb_type(unicorn_engine::TlbType::VIRTUAL),
@@ -157,6 +163,26 @@ pub(super) fn watch_code_page(uc: &mut Uc<'_>, page: u64, page_size: u64) {
         true
     };
     let _ = uc.add_mem_hook(HookType::MEM_WRITE, page, page + page_size - 1, forget);
+}
+
+/// The Coprocessor Access Control Register (Armv7-M ARM B3.2.20, at the
+/// same address on Armv8-M), which the C runtime of a hard-float build
+/// (picolibc's crt0.c) sets to enable the FPU before `main`.
+pub(crate) const CPACR: u64 = 0xE000_ED88;
+
+/// On an Arm core with an FPU whose target file maps nothing at [`CPACR`],
+/// the page holding it, mapped as plain read/write memory so the C
+/// runtime's FPU enable works (issue 25). Unicorn's FPU runs whatever the
+/// register holds. Until the system control space exists (issue 26) every
+/// other register of that page reads what was last written, 0 at first.
+pub(crate) fn cpacr_page(target: &Target, page_size: u64) -> Option<u64> {
+    let crate::model::isa::Isa::Arm { fpu, .. } = &target.isa else {
+        return None;
+    };
+    if *fpu == crate::model::isa::Fpu::None || target.region_of(CPACR, 4).is_some() {
+        return None;
+    }
+    Some(CPACR & !(page_size - 1))
 }
 
 /// The address ranges (inclusive) the memory fault hook covers: everything
@@ -224,6 +250,28 @@ mod memory_tests {
                 assert!(covered(r.end()), "{name} above {}", r.name);
             }
             assert!(covered(u64::MAX), "{name}");
+        }
+    }
+
+    /// The CPACR page is mapped on the Arm cores with an FPU only: 0xE000ED88
+    /// rounded down to a 1 KiB page is 0xE000EC00; cortex-m4 (no FPU) and
+    /// the RISC-V cores get nothing there.
+    #[test]
+    fn cpacr_page_only_on_fpu_cores() {
+        for name in ["cortex-m4f", "cortex-m7", "cortex-m33"] {
+            let t = crate::model::target::builtin(name).unwrap();
+            assert_eq!(super::cpacr_page(&t, 0x400), Some(0xE000_EC00), "{name}");
+        }
+        for name in [
+            "cortex-m0",
+            "cortex-m0plus",
+            "cortex-m3",
+            "cortex-m4",
+            "rv32imac",
+            "sifive-e31",
+        ] {
+            let t = crate::model::target::builtin(name).unwrap();
+            assert_eq!(super::cpacr_page(&t, 0x400), None, "{name}");
         }
     }
 }
