@@ -2,8 +2,8 @@
 //! scratch root and run from an empty folder outside the repository, with
 //! HOME and XDG_DATA_HOME in the scratch folder too, it runs a guest on
 //! every built-in target, and `sim-host new` projects build and run with
-//! one command each: C with `make run`, Rust with `cargo run`, on
-//! cortex-m4 and rv32imac.
+//! one command each: C with `make run` on every built-in core, Rust with
+//! `cargo run` on cortex-m4 and rv32imac.
 
 use e2e_tests::{build_dirs, guest, process_scratch, repo_root, scratch};
 use std::path::{Path, PathBuf};
@@ -124,14 +124,31 @@ fn assert_ran(out: &Output, name: &str, function: &str, file: &str) {
     assert!(kernel.contains("kernel          8"), "{kernel}");
 }
 
+/// Issue 25: `sim-host new --target <core>` builds and runs with `make
+/// run` on every built-in core, hard-float cores included (the SDK's
+/// flags pick picolibc's `v7e-m+fp/hard`, `v7e-m+dp/hard` and
+/// `v8-m.main+fp/hard` libraries). A core whose compiler is not on PATH is
+/// skipped, saying so, and fails the test under `CI`.
 #[test]
-fn a_new_c_project_builds_and_runs_with_make_run() {
+fn a_new_c_project_builds_and_runs_with_make_run_on_every_core() {
     let home = scratch("new-c-home");
     let work = scratch("new-c");
-    for target in ["cortex-m4", "rv32imac"] {
+    let mut skipped = Vec::new();
+    for target in sim_host::model::target::builtin_names() {
+        let cc = sim_host::model::target::builtin(&target)
+            .unwrap()
+            .guest
+            .cc
+            .clone();
+        if e2e_tests::probe::on_path(&cc).is_none() && !e2e_tests::probe::in_ci() {
+            eprintln!("skipped {target}: needs {cc} (scripts/bootstrap.sh installs it)");
+            skipped.push(target);
+            continue;
+        }
+        e2e_tests::require_tool(&cc);
         let name = format!("demo-{target}");
         let out = command(&work, &home, "sim-host")
-            .args(["new", &name, "--target", target])
+            .args(["new", &name, "--target", &target])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
@@ -140,8 +157,72 @@ fn a_new_c_project_builds_and_runs_with_make_run() {
             .output()
             .unwrap();
         assert_ran(&out, &name, "main", "main.c");
-        assert!(work.join(&name).join("build/data.arp").exists());
+        let build = work.join(&name).join("build").join(&target);
+        assert!(build.join("data.arp").exists(), "{target}");
+        assert!(build.join(format!("{name}.elf")).exists(), "{target}");
     }
+    eprintln!("cores skipped: {skipped:?}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The issue's report: after a cortex-m4 build, `make run TARGET=cortex-m0`
+/// reused the Thumb-2 objects and faulted on `add.w`. Each target now
+/// builds in `build/<target>/`, so both run, and the first ELF is left as
+/// it was.
+#[test]
+fn switching_target_in_a_c_project_rebuilds_for_the_new_core() {
+    e2e_tests::require_tool("arm-none-eabi-gcc");
+    let home = scratch("switch-home");
+    let work = scratch("switch");
+    let out = command(&work, &home, "sim-host")
+        .args(["new", "sw", "--target", "cortex-m4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let project = work.join("sw");
+    let out = command(&project, &home, "make")
+        .arg("run")
+        .output()
+        .unwrap();
+    assert_ran(&out, "sw", "main", "main.c");
+    let m4_elf = project.join("build/cortex-m4/sw.elf");
+    let before = std::fs::read(&m4_elf).unwrap();
+    let out = command(&project, &home, "make")
+        .args(["run", "TARGET=cortex-m0"])
+        .output()
+        .unwrap();
+    assert_ran(&out, "sw", "main", "main.c");
+    assert!(project.join("build/cortex-m0/sw.elf").exists());
+    assert_eq!(std::fs::read(&m4_elf).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The issue's report: `-march=rv32imac_zicsr` (what `csrr` needs without
+/// `-misa-spec=2.2`) made the link pick picolibc's default rv64 library
+/// ("file in wrong format"). With it in CFLAGS and a CSR read in the
+/// program, the project links against `rv32imac/ilp32` and runs.
+#[test]
+fn a_riscv_project_built_with_zicsr_links_the_rv32imac_library() {
+    e2e_tests::require_tool("riscv64-unknown-elf-gcc");
+    let home = scratch("zicsr-home");
+    let work = scratch("zicsr");
+    let out = command(&work, &home, "sim-host")
+        .args(["new", "zc", "--target", "rv32imac"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let project = work.join("zc");
+    std::fs::write(
+        project.join("src/csr.c"),
+        "unsigned hart_id(void)\n{\n    unsigned id;\n    \
+         __asm__ volatile(\"csrr %0, mhartid\" : \"=r\"(id));\n    return id;\n}\n",
+    )
+    .unwrap();
+    let out = command(&project, &home, "make")
+        .args(["run", "CFLAGS=-march=rv32imac_zicsr"])
+        .output()
+        .unwrap();
+    assert_ran(&out, "zc", "main", "main.c");
     let _ = std::fs::remove_dir_all(&work);
 }
 
