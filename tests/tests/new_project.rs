@@ -2,8 +2,8 @@
 //! scratch root and run from an empty folder outside the repository, with
 //! HOME and XDG_DATA_HOME in the scratch folder too, it runs a guest on
 //! every built-in target, and `sim-host new` projects build and run with
-//! one command each: C with `make run` on every built-in core, Rust with
-//! `cargo run` on cortex-m4 and rv32imac.
+//! one command each: C with `make run` and Rust with `cargo run`, on every
+//! built-in core.
 
 use e2e_tests::{build_dirs, guest, process_scratch, repo_root, scratch};
 use std::path::{Path, PathBuf};
@@ -312,6 +312,55 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run_on_cortex_m4() {
 )]
 fn a_new_rust_project_builds_and_runs_with_cargo_run_on_rv32imac() {
     new_rust_project_runs(RUST_TARGETS[1]);
+}
+
+/// Issue 25: a `sim-host new --lang rust` project builds and runs with
+/// `cargo run` on every other built-in core with a Rust target (cortex-m4
+/// and rv32imac have tests of their own above): thumbv6m for the M0 and
+/// M0+, thumbv7m, thumbv7em-none-eabihf for the M4F and M7 (cortex-m-rt
+/// enables the FPU through CPACR), thumbv8m.main-none-eabihf for the M33,
+/// riscv32imac for the E31. A core whose Rust target is not installed is
+/// skipped, saying so, and fails the test under `CI`.
+#[test]
+fn a_new_rust_project_runs_on_every_core_with_a_rust_target() {
+    let home = scratch("new-rust-every-home");
+    let work = scratch("new-rust-every");
+    let mut skipped = Vec::new();
+    for target in sim_host::model::target::builtin_names() {
+        if RUST_TARGETS.iter().any(|t| t.0 == target) {
+            continue;
+        }
+        let t = sim_host::model::target::builtin(&target).unwrap();
+        let Some(triple) = t.guest.rust_target.clone() else {
+            continue;
+        };
+        if !e2e_tests::probe::rust_target_installed(&triple) && !e2e_tests::probe::in_ci() {
+            eprintln!(
+                "skipped {target}: needs the Rust target {triple} (scripts/bootstrap.sh adds it)"
+            );
+            skipped.push(target);
+            continue;
+        }
+        e2e_tests::require_rust_target(&triple);
+        let name = format!("r_{}", target.replace('-', "_"));
+        let out = command(&work, &home, "sim-host")
+            .args(["new", &name, "--target", &target, "--lang", "rust"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let run = command(&work.join(&name), &home, "cargo")
+            .args(["run", "-q"])
+            .output()
+            .unwrap();
+        let main = if t.arch == sim_host::model::target::Arch::Arm {
+            "__cortex_m_rt_main"
+        } else {
+            "__risc_v_rt__main"
+        };
+        assert_ran(&run, &name, &format!("{name}::{main}"), "main.rs");
+    }
+    eprintln!("cores skipped: {skipped:?}");
+    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]

@@ -359,7 +359,13 @@ fn check_arm(arch: ArmArch, fpu: Fpu, dsp: bool, n: &ArmNeeds) -> Result<(), Str
 }
 
 /// The extensions of an RV32/RV64 ISA string, versions dropped, `g`
-/// expanded, and Zmmul implied by M.
+/// expanded, and the sub-extensions a letter comprises made explicit, as
+/// newer toolchains record them (rustc 1.8x writes
+/// `rv32i2p1_m2p0_a2p1_c2p0_zmmul1p0_zaamo1p0_zalrsc1p0_zca1p0`): Zmmul by
+/// M; Zaamo and Zalrsc by A ("the A extension comprises Zaamo and
+/// Zalrsc", RISC-V unprivileged ISA 20240411, chapter 13); Zca by C, with
+/// Zcf on RV32 when F is there and Zcd when D is ("Zc*" chapter 28: C
+/// implies Zca, plus Zcf if F is specified (RV32 only), plus Zcd if D).
 fn riscv_extensions(text: &str) -> Option<(u32, BTreeSet<String>)> {
     let lower = text.to_ascii_lowercase();
     let (xlen, rest) = if let Some(r) = lower.strip_prefix("rv32") {
@@ -404,6 +410,19 @@ fn riscv_extensions(text: &str) -> Option<(u32, BTreeSet<String>)> {
     }
     if set.contains("m") {
         set.insert("zmmul".into());
+    }
+    if set.contains("a") {
+        set.insert("zaamo".into());
+        set.insert("zalrsc".into());
+    }
+    if set.contains("c") {
+        set.insert("zca".into());
+        if set.contains("f") && xlen == 32 {
+            set.insert("zcf".into());
+        }
+        if set.contains("d") {
+            set.insert("zcd".into());
+        }
     }
     Some((xlen, set))
 }
@@ -504,5 +523,13 @@ mod tests {
         assert!(err.contains(" f"), "{err}");
         let wide = Needs::Riscv("rv64imac".into());
         assert!(core.check(&wide).unwrap_err().contains("RV64"));
+        // what rustc writes for riscv32imac-unknown-none-elf: A and C's
+        // sub-extensions spelled out; the core's A and C have them
+        let rust =
+            Needs::Riscv("rv32i2p1_m2p0_a2p1_c2p0_zmmul1p0_zaamo1p0_zalrsc1p0_zca1p0".into());
+        assert!(core.check(&rust).is_ok(), "{:?}", core.check(&rust));
+        // Zcb is not implied by C
+        let zcb = Needs::Riscv("rv32imac_zca_zcb".into());
+        assert!(core.check(&zcb).unwrap_err().contains("zcb"));
     }
 }
