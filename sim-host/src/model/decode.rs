@@ -391,73 +391,12 @@ impl Decoder {
         {
             branch = BranchKind::Conditional;
             InsnClass::BranchCond
-        } else if [
-            RISCV_INS_LB,
-            RISCV_INS_LBU,
-            RISCV_INS_LH,
-            RISCV_INS_LHU,
-            RISCV_INS_LW,
-            RISCV_INS_C_LW,
-            RISCV_INS_C_LWSP,
-            RISCV_INS_LR_W,
-            RISCV_INS_LR_W_AQ,
-            RISCV_INS_LR_W_RL,
-            RISCV_INS_LR_W_AQ_RL,
-        ]
-        .iter()
-        .any(|i| is(*i))
-            || is_riscv_amo(raw.mnemonic().unwrap_or(""))
-        {
-            InsnClass::Load
-        } else if [
-            RISCV_INS_SB,
-            RISCV_INS_SH,
-            RISCV_INS_SW,
-            RISCV_INS_C_SW,
-            RISCV_INS_C_SWSP,
-            RISCV_INS_SC_W,
-            RISCV_INS_SC_W_AQ,
-            RISCV_INS_SC_W_RL,
-            RISCV_INS_SC_W_AQ_RL,
-        ]
-        .iter()
-        .any(|i| is(*i))
-        {
-            InsnClass::Store
-        } else if is(RISCV_INS_MUL) {
-            InsnClass::Mul
-        } else if is(RISCV_INS_MULH) || is(RISCV_INS_MULHSU) || is(RISCV_INS_MULHU) {
-            InsnClass::MulLong
         } else if is(RISCV_INS_DIV) || is(RISCV_INS_DIVU) || is(RISCV_INS_REM) || is(RISCV_INS_REMU)
         {
             dynamic = two_operands(&regs, 1, is(RISCV_INS_DIV) || is(RISCV_INS_REM));
             InsnClass::Div
-        } else if is(RISCV_INS_FENCE) || is(RISCV_INS_FENCE_I) || is(RISCV_INS_FENCE_TSO) {
-            InsnClass::Barrier
-        } else if [
-            RISCV_INS_CSRRC,
-            RISCV_INS_CSRRCI,
-            RISCV_INS_CSRRS,
-            RISCV_INS_CSRRSI,
-            RISCV_INS_CSRRW,
-            RISCV_INS_CSRRWI,
-            RISCV_INS_ECALL,
-            RISCV_INS_EBREAK,
-            RISCV_INS_C_EBREAK,
-            RISCV_INS_MRET,
-            RISCV_INS_WFI,
-            RISCV_INS_UNIMP,
-            RISCV_INS_C_UNIMP,
-        ]
-        .iter()
-        .any(|i| is(*i))
-        {
-            InsnClass::System
-        } else if is_riscv_alu(id) {
-            InsnClass::Alu
         } else {
-            // F, D, RV64-only and privileged instructions no table prices
-            InsnClass::Unclassified
+            riscv_plain_class(id, raw.mnemonic().unwrap_or(""))
         };
         // Stores, branches and indirect jumps read every register operand;
         // everything else writes its first and reads the rest.
@@ -565,6 +504,78 @@ fn is_control_flow(class: InsnClass) -> bool {
             | InsnClass::TableBranch
             | InsnClass::PopPc
     )
+}
+
+/// The class of a RISC-V instruction that is no jump, branch or divide:
+/// loads (LR and the AMOs included), stores (SC included), multiplies,
+/// fences, system instructions, the ALU, or unclassified.
+fn riscv_plain_class(id: u32, mnemonic: &str) -> InsnClass {
+    use RiscVInsn::*;
+    let is = |insn: RiscVInsn| id == insn as u32;
+    if [
+        RISCV_INS_LB,
+        RISCV_INS_LBU,
+        RISCV_INS_LH,
+        RISCV_INS_LHU,
+        RISCV_INS_LW,
+        RISCV_INS_C_LW,
+        RISCV_INS_C_LWSP,
+        RISCV_INS_LR_W,
+        RISCV_INS_LR_W_AQ,
+        RISCV_INS_LR_W_RL,
+        RISCV_INS_LR_W_AQ_RL,
+    ]
+    .iter()
+    .any(|i| is(*i))
+        || is_riscv_amo(mnemonic)
+    {
+        InsnClass::Load
+    } else if [
+        RISCV_INS_SB,
+        RISCV_INS_SH,
+        RISCV_INS_SW,
+        RISCV_INS_C_SW,
+        RISCV_INS_C_SWSP,
+        RISCV_INS_SC_W,
+        RISCV_INS_SC_W_AQ,
+        RISCV_INS_SC_W_RL,
+        RISCV_INS_SC_W_AQ_RL,
+    ]
+    .iter()
+    .any(|i| is(*i))
+    {
+        InsnClass::Store
+    } else if is(RISCV_INS_MUL) {
+        InsnClass::Mul
+    } else if is(RISCV_INS_MULH) || is(RISCV_INS_MULHSU) || is(RISCV_INS_MULHU) {
+        InsnClass::MulLong
+    } else if is(RISCV_INS_FENCE) || is(RISCV_INS_FENCE_I) || is(RISCV_INS_FENCE_TSO) {
+        InsnClass::Barrier
+    } else if [
+        RISCV_INS_CSRRC,
+        RISCV_INS_CSRRCI,
+        RISCV_INS_CSRRS,
+        RISCV_INS_CSRRSI,
+        RISCV_INS_CSRRW,
+        RISCV_INS_CSRRWI,
+        RISCV_INS_ECALL,
+        RISCV_INS_EBREAK,
+        RISCV_INS_C_EBREAK,
+        RISCV_INS_MRET,
+        RISCV_INS_WFI,
+        RISCV_INS_UNIMP,
+        RISCV_INS_C_UNIMP,
+    ]
+    .iter()
+    .any(|i| is(*i))
+    {
+        InsnClass::System
+    } else if is_riscv_alu(id) {
+        InsnClass::Alu
+    } else {
+        // F, D, RV64-only and privileged instructions no table prices
+        InsnClass::Unclassified
+    }
 }
 
 fn is_riscv_amo(mnemonic: &str) -> bool {
@@ -1144,6 +1155,76 @@ struct FpKind {
     words: u8,
 }
 
+/// The class of an FPv4/FPv5 data-processing instruction (arithmetic,
+/// compare, convert, select, constant), `double` when it names a D
+/// register; a compare writes FPSCR into `writes`. `None` for the moves,
+/// transfers, loads and stores (`Decoder::fp_kind`).
+fn fp_arith_class(id: u32, double: bool, writes: &mut RegMask) -> Option<InsnClass> {
+    use ArmInsn::*;
+    use InsnClass::*;
+    let is = |insn: ArmInsn| id == insn as u32;
+    let any = |list: &[ArmInsn]| list.iter().any(|i| *i as u32 == id);
+    let precision = |single: InsnClass, dbl: InsnClass| if double { dbl } else { single };
+    Some(
+        if any(&[ARM_INS_VADD, ARM_INS_VSUB, ARM_INS_FADDS, ARM_INS_FSUBS]) {
+            precision(FpAdd, FpAddD)
+        } else if any(&[ARM_INS_FADDD, ARM_INS_FSUBD]) {
+            FpAddD
+        } else if any(&[ARM_INS_VMUL, ARM_INS_VNMUL]) {
+            precision(FpMul, FpMulD)
+        } else if any(&[ARM_INS_VMLA, ARM_INS_VMLS, ARM_INS_VNMLA, ARM_INS_VNMLS]) {
+            precision(FpMac, FpMacD)
+        } else if any(&[ARM_INS_VFMA, ARM_INS_VFMS, ARM_INS_VFNMA, ARM_INS_VFNMS]) {
+            precision(FpFma, FpFmaD)
+        } else if is(ARM_INS_VDIV) {
+            precision(FpDiv, FpDivD)
+        } else if is(ARM_INS_VSQRT) {
+            precision(FpSqrt, FpSqrtD)
+        } else if any(&[ARM_INS_VABS, ARM_INS_VNEG]) {
+            precision(FpAbs, FpAluD)
+        } else if any(&[ARM_INS_VCMP, ARM_INS_VCMPE, ARM_INS_FCMPZS]) {
+            *writes |= ARM_FPSCR;
+            precision(FpCmp, FpAluD)
+        } else if is(ARM_INS_FCMPZD) {
+            *writes |= ARM_FPSCR;
+            FpAluD
+        } else if any(&[
+            ARM_INS_VCVT,
+            ARM_INS_VCVTA,
+            ARM_INS_VCVTB,
+            ARM_INS_VCVTM,
+            ARM_INS_VCVTN,
+            ARM_INS_VCVTP,
+            ARM_INS_VCVTR,
+            ARM_INS_VCVTT,
+            ARM_INS_VRINTA,
+            ARM_INS_VRINTM,
+            ARM_INS_VRINTN,
+            ARM_INS_VRINTP,
+            ARM_INS_VRINTR,
+            ARM_INS_VRINTX,
+            ARM_INS_VRINTZ,
+        ]) {
+            precision(FpCvt, FpAluD)
+        } else if any(&[
+            ARM_INS_VSELEQ,
+            ARM_INS_VSELGE,
+            ARM_INS_VSELGT,
+            ARM_INS_VSELVS,
+            ARM_INS_VMAXNM,
+            ARM_INS_VMINNM,
+        ]) {
+            precision(FpSelect, FpAluD)
+        } else if is(ARM_INS_FCONSTS) {
+            FpMove
+        } else if is(ARM_INS_FCONSTD) {
+            FpAluD
+        } else {
+            return None;
+        },
+    )
+}
+
 impl Decoder {
     /// A floating-point (FPv4/FPv5) instruction, classified from its id and
     /// operands; `None` for anything else (NEON, coprocessor, A-profile).
@@ -1204,59 +1285,8 @@ impl Decoder {
             }
         }
         let precision = |single: InsnClass, dbl: InsnClass| if double { dbl } else { single };
-        k.class = if any(&[ARM_INS_VADD, ARM_INS_VSUB, ARM_INS_FADDS, ARM_INS_FSUBS]) {
-            precision(FpAdd, FpAddD)
-        } else if any(&[ARM_INS_FADDD, ARM_INS_FSUBD]) {
-            FpAddD
-        } else if any(&[ARM_INS_VMUL, ARM_INS_VNMUL]) {
-            precision(FpMul, FpMulD)
-        } else if any(&[ARM_INS_VMLA, ARM_INS_VMLS, ARM_INS_VNMLA, ARM_INS_VNMLS]) {
-            precision(FpMac, FpMacD)
-        } else if any(&[ARM_INS_VFMA, ARM_INS_VFMS, ARM_INS_VFNMA, ARM_INS_VFNMS]) {
-            precision(FpFma, FpFmaD)
-        } else if is(ARM_INS_VDIV) {
-            precision(FpDiv, FpDivD)
-        } else if is(ARM_INS_VSQRT) {
-            precision(FpSqrt, FpSqrtD)
-        } else if any(&[ARM_INS_VABS, ARM_INS_VNEG]) {
-            precision(FpAbs, FpAluD)
-        } else if any(&[ARM_INS_VCMP, ARM_INS_VCMPE, ARM_INS_FCMPZS]) {
-            k.writes |= ARM_FPSCR;
-            precision(FpCmp, FpAluD)
-        } else if is(ARM_INS_FCMPZD) {
-            k.writes |= ARM_FPSCR;
-            FpAluD
-        } else if any(&[
-            ARM_INS_VCVT,
-            ARM_INS_VCVTA,
-            ARM_INS_VCVTB,
-            ARM_INS_VCVTM,
-            ARM_INS_VCVTN,
-            ARM_INS_VCVTP,
-            ARM_INS_VCVTR,
-            ARM_INS_VCVTT,
-            ARM_INS_VRINTA,
-            ARM_INS_VRINTM,
-            ARM_INS_VRINTN,
-            ARM_INS_VRINTP,
-            ARM_INS_VRINTR,
-            ARM_INS_VRINTX,
-            ARM_INS_VRINTZ,
-        ]) {
-            precision(FpCvt, FpAluD)
-        } else if any(&[
-            ARM_INS_VSELEQ,
-            ARM_INS_VSELGE,
-            ARM_INS_VSELGT,
-            ARM_INS_VSELVS,
-            ARM_INS_VMAXNM,
-            ARM_INS_VMINNM,
-        ]) {
-            precision(FpSelect, FpAluD)
-        } else if is(ARM_INS_FCONSTS) {
-            FpMove
-        } else if is(ARM_INS_FCONSTD) {
-            FpAluD
+        k.class = if let Some(class) = fp_arith_class(id, double, &mut k.writes) {
+            class
         } else if any(&[ARM_INS_FMDHR, ARM_INS_FMDLR]) {
             // half of a double: no whole float moves (`per_register` 0)
             FpTransfer
