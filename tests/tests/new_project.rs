@@ -489,3 +489,50 @@ fn the_sdk_cmake_toolchain_builds_a_guest_that_runs() {
     assert_ran(&out, "cdemo", "main", "main.c");
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// Two threads on two simulated cores, each with a float accumulator live
+/// in S registers across the scheduler's slices (gcc -O2 keeps `acc` in
+/// s15 and `step` in s14 in both threads). Exact by hand: 0 + 200000 x
+/// 0.25 = 50000 and 1000 - 200000 x 0.5 = -99000, every partial sum a
+/// multiple of 0.25 below 2^17, so representable in a float. Before the
+/// thread switch saved S0-S31 and FPSCR, the threads shared them and this
+/// printed `0 -198599` on cortex-m4f.
+#[test]
+fn float_registers_survive_thread_switches_on_fpu_cores() {
+    e2e_tests::require_tool("arm-none-eabi-gcc");
+    let home = scratch("fpthreads-home");
+    let work = scratch("fpthreads");
+    let main_c = "#include <stdio.h>\n#include <simthread.h>\n\
+        #define STEPS 200000\nstatic volatile int out[2];\n\
+        static void work(void *arg)\n{\n    int id = (int)(long)arg;\n\
+            float acc = id ? 1000.0f : 0.0f;\n    float step = id ? -0.5f : 0.25f;\n\
+            for (int i = 0; i < STEPS; ++i)\n        acc += step;\n    out[id] = (int)acc;\n}\n\
+        int main(void)\n{\n    simthread_t t[2];\n\
+            for (long i = 0; i < 2; ++i)\n        simthread_create(&t[i], work, (void *)i);\n\
+            for (int i = 0; i < 2; ++i)\n        simthread_join(t[i]);\n\
+            printf(\"%d %d\\n\", out[0], out[1]);\n    return 0;\n}\n";
+    for target in ["cortex-m4f", "cortex-m7", "cortex-m33"] {
+        let name = format!("fpt-{target}");
+        let out = command(&work, &home, "sim-host")
+            .args(["new", &name, "--target", target])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let project = work.join(&name);
+        std::fs::write(project.join("src/main.c"), main_c).unwrap();
+        let out = command(&project, &home, "make").output().unwrap();
+        assert!(out.status.success(), "{target}: {}", text(&out));
+        let out = command(&project, &home, "sim-host")
+            .args(["run", "-q", "--cores", "2", "--target", target])
+            .arg(format!("build/{target}/{name}.elf"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "50000 -99000\n",
+            "{target}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -5,7 +5,7 @@
 use super::api::{uc, MachineError, Stop};
 use super::debug::DebugSession;
 use super::options::RunOptions;
-use super::registers::{regs, thread_registers};
+use super::registers::{fpu_thread_registers, regs, thread_registers};
 use super::resume::start;
 use super::state::Uc;
 use super::stop::fault;
@@ -24,7 +24,8 @@ pub(super) fn run_threads(
     started: Instant,
 ) -> Result<(Result<(), uc_error>, Duration), MachineError> {
     let arch = emu.get_data().arch;
-    let thread_regs = thread_registers(arch);
+    let mut thread_regs = thread_registers(arch);
+    thread_regs.extend(fpu_thread_registers(&emu.get_data().target));
     let mut paused = Duration::ZERO;
     let mut result: Result<(), uc_error> = Ok(());
     loop {
