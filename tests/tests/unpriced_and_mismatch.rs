@@ -119,5 +119,7 @@ fn an_elf_for_another_core_is_refused_in_each_direction() {
     assert!(!err.contains("built for another core"), "{err}");
     assert_eq!(out.status.code(), Some(120), "{err}");
     assert!(err.contains("0xe000ed88"), "{err}");
+    // and the message says what that address is (the report)
+    assert!(err.contains("of CPACR (a hard-float build's C runtime enables the FPU there; target `cortex-m4` has no FPU"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -108,6 +108,11 @@ pub(super) fn stop_of(
                         "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
                         f.kind
                     );
+                } else if st.arch == Arch::Arm && addr & !3 == super::memory::CPACR {
+                    f.kind = format!(
+                        "{} of CPACR (a hard-float build's C runtime enables the FPU there; target `{}` has no FPU: build soft float, or use a core with one: cortex-m4f, cortex-m7, cortex-m33)",
+                        f.kind, target.name
+                    );
                 }
             }
             stop
