@@ -11,7 +11,8 @@ subfolder named after an architecture (arm/, riscv/) are built only for
 targets of that architecture, and an example whose every source is
 architecture-specific is skipped on the others. An optional example.toml may
 set `cflags` (extra flags), `variants` (output suffix -> extra flags),
-`targets` (build only for these) and `stubs = "always"` (link the ARP
+`targets` (build only for these), `exclude_targets` (not for these: a
+memory map too small for it) and `stubs = "always"` (link the ARP
 entry-point stubs into uninstrumented variants too, so both variants have
 the same code layout).
 
@@ -93,6 +94,8 @@ def jobs(targets, examples, out_dir):
                 with open(settings_file, "rb") as f:
                     settings = tomllib.load(f)
             if "targets" in settings and name not in settings["targets"]:
+                continue
+            if name in settings.get("exclude_targets", []):
                 continue
             variants = settings.get("variants", DEFAULT_VARIANTS)
             for suffix, flags in variants.items():

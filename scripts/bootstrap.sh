@@ -60,7 +60,7 @@ done
 
 # Rust guests (`sim-host new --lang rust`, tests/tests/new_project.rs) need
 # the cores' Rust targets. Not fatal: without them those tests say SKIPPED.
-RUST_GUEST_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi riscv32imac-unknown-none-elf)
+RUST_GUEST_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf riscv32imac-unknown-none-elf)
 rust_guest_targets() {
   if ! command -v rustup >/dev/null 2>&1; then
     echo "bootstrap: no rustup: Rust guest targets not installed (Rust guest tests will be skipped)" >&2

@@ -107,6 +107,16 @@ fn sample(r: &Run, sid: u16) -> u64 {
 }
 
 /// What the ARM stretch costs on a core: the instruction prices it uses.
+/// The cores whose prices this file derives (ARMv6-M and ARMv7-M without
+/// dual issue).
+const V6M_V7M: [&str; 5] = [
+    "cortex-m0",
+    "cortex-m0plus",
+    "cortex-m3",
+    "cortex-m4",
+    "cortex-m4f",
+];
+
 struct ArmPrices {
     /// LDR (not pipelined: the next instruction is not a load)
     ldr: u64,
@@ -174,9 +184,29 @@ const M0: ArmPrices = ArmPrices {
     tail_chain: 6,
 };
 
+/// Cortex-M0+: TRM DDI 0484C Table 3-1 (targets/cortex-m0plus.toml):
+/// loads and stores 2, B<cc> 1 or 2 taken, BL 3, the system row 3 for SVC;
+/// entry 15 (J. Yiu's latency table, the target's `[system]`), return 16
+/// and tail-chaining 6 (the M0's, model::cores' assumption).
+const M0PLUS: ArmPrices = ArmPrices {
+    ldr: 2,
+    str_: 2,
+    alu: 1,
+    taken: 1,
+    bl: 3,
+    ldr_literal: 2,
+    ldr_dependent: 2,
+    bx_return: 1,
+    svc: 3,
+    entry: 15,
+    exit: 16,
+    tail_chain: 6,
+};
+
 fn arm_prices(target: &str) -> &'static ArmPrices {
     match target {
         "cortex-m0" => &M0,
+        "cortex-m0plus" => &M0PLUS,
         _ => &M3_M4,
     }
 }
@@ -198,7 +228,7 @@ fn arm_section(p: &ArmPrices) -> u64 {
 
 #[test]
 fn dwt_cyccnt_counts_the_sections_cycles() {
-    for target in ["cortex-m3", "cortex-m4"] {
+    for target in ["cortex-m3", "cortex-m4", "cortex-m4f"] {
         let p = arm_prices(target);
         let r = run(target, &["dwt"]);
         assert_eq!(r.code, Some(0), "{target}: {}", r.stderr);
@@ -212,7 +242,7 @@ fn dwt_cyccnt_counts_the_sections_cycles() {
 
 #[test]
 fn systick_counts_down_the_sections_cycles() {
-    for target in ["cortex-m0", "cortex-m3", "cortex-m4"] {
+    for target in V6M_V7M {
         let p = arm_prices(target);
         let r = run(target, &["systick"]);
         assert_eq!(r.code, Some(0), "{target}: {}", r.stderr);
@@ -253,7 +283,7 @@ fn riscv_cycle_and_instret_count_the_sections_work() {
 /// bx) and the return; the section holds them all.
 #[test]
 fn systick_interrupts_tick_every_reload_plus_one_cycles() {
-    for target in ["cortex-m0", "cortex-m3", "cortex-m4"] {
+    for target in V6M_V7M {
         let p = arm_prices(target);
         for (reload, n) in [(99u64, 1000u64), (249, 3000), (63, 777)] {
             let r = run(target, &["tick", &reload.to_string(), &n.to_string()]);
@@ -307,10 +337,10 @@ fn riscv_machine_timer_interrupts_every_period() {
 /// the handler, its handler (`bx lr`) tail-chains in before the return.
 #[test]
 fn svc_and_tail_chaining_cost_the_manuals_latencies() {
-    for target in ["cortex-m0", "cortex-m3", "cortex-m4"] {
+    for target in V6M_V7M {
         let p = arm_prices(target);
         // on v6-M the SVC handler always stores (r1 = 0 or PENDSVSET)
-        let handler = if target == "cortex-m0" {
+        let handler = if target.starts_with("cortex-m0") {
             p.str_ + p.bx_return
         } else {
             p.bx_return
@@ -334,7 +364,13 @@ fn svc_and_tail_chaining_cost_the_manuals_latencies() {
 #[test]
 fn pendsv_switches_two_tasks() {
     let expected = "A0\nB0\nA1\nB1\nA2\nB2\n";
-    for target in ["cortex-m3", "cortex-m4"] {
+    for target in [
+        "cortex-m3",
+        "cortex-m4",
+        "cortex-m4f",
+        "cortex-m7",
+        "cortex-m33",
+    ] {
         let r = run(target, &["pendsv"]);
         assert_eq!(r.code, Some(0), "{target}: {}", r.stderr);
         assert_eq!(r.stdout, expected, "{target}");
@@ -348,26 +384,38 @@ fn pendsv_switches_two_tasks() {
 )]
 fn pendsv_task_switch_matches_qemu() {
     require_tool("qemu-system-arm");
-    let elf = guest("cortex-m4", "clocks");
-    let out = Command::new("timeout")
-        .args(["120", "qemu-system-arm", "-M", "mps2-an386"])
-        .args(["-display", "none", "-serial", "none", "-monitor", "none"])
-        .args(["-chardev", "stdio,id=semihosting"])
-        .args([
-            "-semihosting-config",
-            "enable=on,target=native,chardev=semihosting,arg=clocks,arg=pendsv",
-        ])
-        .arg("-kernel")
-        .arg(&elf)
-        .output()
-        .expect("qemu starts");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours = run("cortex-m4", &["pendsv"]);
-    assert_eq!(ours.stdout, String::from_utf8_lossy(&out.stdout));
+    for (target, machine) in [
+        ("cortex-m4", "mps2-an386"),
+        ("cortex-m4f", "mps2-an386"),
+        ("cortex-m7", "mps2-an500"),
+        ("cortex-m33", "mps2-an505"),
+    ] {
+        let elf = guest(target, "clocks");
+        let out = Command::new("timeout")
+            .args(["120", "qemu-system-arm", "-M", machine])
+            .args(["-display", "none", "-serial", "none", "-monitor", "none"])
+            .args(["-chardev", "stdio,id=semihosting"])
+            .args([
+                "-semihosting-config",
+                "enable=on,target=native,chardev=semihosting,arg=clocks,arg=pendsv",
+            ])
+            .arg("-kernel")
+            .arg(&elf)
+            .output()
+            .expect("qemu starts");
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours = run(target, &["pendsv"]);
+        assert_eq!(ours.code, Some(0), "{target}: {}", ours.stderr);
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&out.stdout),
+            "{target}"
+        );
+    }
 }
 
 /// The start/stop timer pattern of Embench's and CoreMark's board support
@@ -376,7 +424,8 @@ fn pendsv_task_switch_matches_qemu() {
 /// the ARP calls (a store of the start value, the enter call's set-up).
 #[test]
 fn a_start_stop_timer_harness_agrees_with_the_section() {
-    for target in ["cortex-m0", "cortex-m3", "cortex-m4", "rv32imac"] {
+    let every = ["cortex-m7", "cortex-m33", "rv32imac"];
+    for target in V6M_V7M.into_iter().chain(every) {
         let r = run(target, &["harness"]);
         assert_eq!(r.code, Some(0), "{target}: {}", r.stderr);
         let timed = printed(&r, "harness");
@@ -390,11 +439,16 @@ fn a_start_stop_timer_harness_agrees_with_the_section() {
 
 #[test]
 fn reruns_are_byte_identical() {
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 9] = [
         ("cortex-m0", &["tick", "99", "1000"]),
+        ("cortex-m0plus", &["svc"]),
         ("cortex-m3", &["harness"]),
         ("cortex-m4", &["tick", "99", "1000"]),
+        ("cortex-m4f", &["tailchain"]),
+        ("cortex-m7", &["tick", "99", "1000"]),
+        ("cortex-m33", &["pendsv"]),
         ("rv32imac", &["harness"]),
+        ("rv32imac", &["mtick", "100", "1000"]),
     ];
     for (target, args) in cases {
         let first = run(target, args);
@@ -412,8 +466,12 @@ fn reruns_are_byte_identical() {
 fn cpuid_is_the_cores() {
     for (target, cpuid) in [
         ("cortex-m0", "410cc200"),
+        ("cortex-m0plus", "410cc601"),
         ("cortex-m3", "412fc231"),
         ("cortex-m4", "410fc241"),
+        ("cortex-m4f", "410fc241"),
+        ("cortex-m7", "411fc272"),
+        ("cortex-m33", "410fd214"),
     ] {
         let r = run(target, &["cpuid"]);
         assert_eq!(

@@ -12,7 +12,9 @@
 //!   + epilogue (return) + leave call site
 //!
 //! Every number below comes from the target files' cycle tables, which
-//! cite the cores' manuals; the comments say which row.
+//! cite the cores' manuals (or, for the Cortex-M7 and M33, the public
+//! measurements and scheduling models they name); the comments say which
+//! row. Cores with an FPU run eight more kernels (20..27), of the FPU.
 
 use sim_host::model::target;
 
@@ -101,18 +103,139 @@ fn armv7m_expected() -> Vec<(u16, &'static str, u64)> {
 
 /// Runs the microbench on an ARMv7-M core and compares every kernel.
 fn check_armv7m(target: &str) {
+    check_armv7m_with(target, &[]);
+}
+
+/// [`check_armv7m`] with the FPU kernels' counts (`fpu`) after the 19
+/// integer ones.
+fn check_armv7m_with(target: &str, fpu: &[(u16, &str, u64)]) {
     // Overhead of every kernel (Table 3-1, P as in the target file):
     //   BL loop_<kind>                1 + P(1)          = 2
     //   PUSH.W {r4-r7, lr}            1 + N, N = 5      = 6
     //   POP {r4-r7, pc}               1 + N + P, N = 5 counting PC, P = 3 = 9
     //   leave call site: MOVS, MOVS, BL (1 + P)         = 4
     let overhead = 2 + 6 + 9 + 4;
-    let expected = armv7m_expected();
+    let mut expected = armv7m_expected();
+    expected.extend_from_slice(fpu);
     let (samples, _, _) = run(target, "microbench");
     assert_eq!(samples.len(), expected.len());
     for ((sid, kind, cycles), (got_sid, got)) in expected.iter().zip(&samples) {
         assert_eq!(sid, got_sid);
         assert_eq!(*got, cycles + overhead, "{target} kernel {sid} ({kind})");
+    }
+}
+
+/// Cortex-M4F: the integer kernels priced as on the Cortex-M4 (the same
+/// rows), and the FPU kernels 20..27 of arm/microbench.S from Table 7-1 and
+/// the notes of 7.2.3 (targets/cortex-m4f.toml). The loop's first block
+/// holds the setup: MOVW 1, VMOV.F32 #imm 1 each (fp_move), MOVW/MOVT 1.
+/// A chain does not carry across a block boundary: the first instruction
+/// of an iteration does not wait for the last of the one before (effects
+/// across blocks are not modelled).
+#[test]
+fn cortex_m4f_kernels_match_hand_derived_counts() {
+    let taken = 1;
+    let fpu = [
+        // MOVW, VMOV; VADD.F32 1, then 3 x (1 + 1: its operand is the
+        // result of the instruction just before, 7.2.3)
+        (20, "vadd chain", counted_loop(2, 1 + 3 * 2, taken)),
+        // MOVW, 2 x VMOV; 4 x VMLA.F32 3: the accumulator is consumed a
+        // cycle late, so the chain never waits (latency 4 - 1 = 3)
+        (21, "vmla chain", counted_loop(3, 4 * 3, taken)),
+        // VFMA.F32 the same: 3 each
+        (22, "vfma chain", counted_loop(3, 4 * 3, taken)),
+        // MOVW, VMOV; VDIV.F32 issues in 1 and holds the FPU 14, its result
+        // ready after 15 (14 + 1, consumed by the next VDIV): the four issue
+        // at 0, 15, 30, 45; SUBS and BNE run meanwhile (integer-only
+        // instructions complete out-of-order); the block ends when the FPU
+        // is free, at 45 + 14 = 59 = body + SUBS + BNE: body 57
+        (23, "vdiv chain", counted_loop(2, 57, taken)),
+        // MOVW, VMOV; four independent VSQRT.F32, each waiting for the FPU:
+        // 0, 14, 28, 42, free at 56 = body + 2: body 54
+        (24, "vsqrt", counted_loop(2, 54, taken)),
+        // MOVW, MOVT, MOVW; VLDR.32 2, then pipelined after a load 1, 1, 1
+        (25, "vldr", counted_loop(3, 2 + 1 + 1 + 1, taken)),
+        // MOVW; 4 x VMOV between a core register and a float: 2 each
+        (26, "vmov transfers", counted_loop(1, 4 * 2, taken)),
+        // MOVW, 2 x VMOV; 4 independent VMUL/VADD.F32 1 each (no result used)
+        (27, "vmul vadd", counted_loop(3, 4, taken)),
+    ];
+    check_armv7m_with("cortex-m4f", &fpu);
+}
+
+/// Cortex-M0+ (targets/cortex-m0plus.toml, ARM DDI 0484C Table 3-1, fast
+/// multiplier): arm/microbench_v6m.S as on the Cortex-M0, a taken branch a
+/// cycle cheaper (the two-stage pipeline).
+#[test]
+fn cortex_m0plus_kernels_match_hand_derived_counts() {
+    // Overhead of every kernel:
+    //   BL loop_<kind>                                  3
+    //   PUSH {r4-r7, lr}              1 + N, N = 5      = 6
+    //   POP {r4-r7, pc}               3 + N, N = 4      = 7
+    //   leave call site: MOVS, MOVS, BL                 1 + 1 + 3 = 5
+    let overhead = 3 + 6 + 7 + 5;
+    // BNE taken: 2 instead of 1
+    let taken = 1;
+    let expected: [(u16, &str, u64); 10] = [
+        (1, "alu", counted_loop(1, 4, taken)),
+        // MULS: 1 (fast multiplier)
+        (2, "mul", counted_loop(1, 4, taken)),
+        // LDR =buffer (2), MOVS; 4 x LDR: 2 each
+        (3, "ldr", counted_loop(3, 4 * 2, taken)),
+        // 4 x STR: 2 each
+        (4, "str", counted_loop(3, 4 * 2, taken)),
+        // 4 x B: 2 each
+        (5, "branch taken", counted_loop(1, 4 * 2, taken)),
+        // CMP + 4 x BNE not taken: 1 each
+        (6, "branch not taken", counted_loop(1, 1 + 4, taken)),
+        // 4 x (BL 3 + BX LR 2)
+        (7, "call and return", counted_loop(1, 4 * (3 + 2), taken)),
+        // LDM! {4} 5, SUBS 1, STM! {4} 5, SUBS 1, PUSH {2} 3, POP {2} 3
+        (
+            8,
+            "ldm stm push pop",
+            counted_loop(3, 5 + 1 + 5 + 1 + 3 + 3, taken),
+        ),
+        // 4 x (BL 3 + PUSH {r4, lr} 3 + POP {r4, pc} 3 + 1)
+        (9, "pop pc", counted_loop(1, 4 * (3 + 3 + 4), taken)),
+        // LDR =leaf (2), MOVS; 4 x (BLX Rm 2 + BX LR 2)
+        (10, "blx register", counted_loop(3, 4 * (2 + 2), taken)),
+    ];
+    let (samples, _, _) = run("cortex-m0plus", "microbench");
+    assert_eq!(samples.len(), expected.len());
+    for ((sid, kind, cycles), (got_sid, got)) in expected.iter().zip(&samples) {
+        assert_eq!(sid, got_sid);
+        assert_eq!(
+            *got,
+            cycles + overhead,
+            "cortex-m0plus kernel {sid} ({kind})"
+        );
+    }
+}
+
+/// The small multiplier option: MULS takes 32 (Table 3-1).
+#[test]
+fn cortex_m0plus_small_multiplier_costs_32_per_muls() {
+    let fast = run("cortex-m0plus", "microbench").0;
+    let small = run_on(
+        target::builtin("cortex-m0plus:multiplier=small").unwrap(),
+        "cortex-m0plus",
+        "microbench",
+    )
+    .0;
+    // kernel 2: 100 x 4 MULS, each 31 more
+    assert_eq!(small[1].1 - fast[1].1, ITER * 4 * 31);
+    assert_eq!(small[0], fast[0]);
+}
+
+/// Compares the samples of `target`'s microbench with `expected` (each
+/// kernel's whole sample, overhead included).
+fn check_samples(target: &str, expected: &[(u16, &str, u64)]) {
+    let (samples, _, _) = run(target, "microbench");
+    assert_eq!(samples.len(), expected.len(), "{target}: {samples:?}");
+    for ((sid, kind, cycles), (got_sid, got)) in expected.iter().zip(&samples) {
+        assert_eq!(sid, got_sid);
+        assert_eq!(got, cycles, "{target} kernel {sid} ({kind})");
     }
 }
 
@@ -272,4 +395,277 @@ fn flash_wait_states_cost_each_fetch() {
     let one = runs[1].2 - cycles0;
     assert!(one > 0);
     assert_eq!(runs[2].2 - cycles0, 2 * one);
+}
+
+/// Cortex-M7 (targets/cortex-m7.toml: LLVM's ARMScheduleM7.td and jnk0le's
+/// measurements on an STM32H743; a dual-issue in-order model). Every count
+/// is written as the first block (it holds PUSH.W and the setup, and the
+/// first iteration), the 99 other iterations' block, and what the
+/// predictor charges. Notation: "a | b" issue in one cycle.
+///
+/// Overhead of every kernel:
+///   BL loop_<kind>: 1, and a misprediction the first time (8): the
+///     predictor's target buffer has not seen it      1 + 8
+///   PUSH.W {r4-r7, lr}: five registers, two a cycle, alone   3 (in the first block)
+///   the loop's BNE: its first taken execution mispredicts (the counter
+///     starts weakly not-taken), and so does its exit        8 + 8
+///   POP {r4-r7, pc}: 1 + ceil(4 / 2), alone; the return is predicted
+///     by the return stack                                    3
+///   leave call site: MOVS | MOVS, BL                         2
+#[test]
+fn cortex_m7_kernels_match_hand_derived_counts() {
+    let m7 = |first: u64, loop_block: u64, extra: u64| {
+        1 + 8 + first + (ITER - 1) * loop_block + extra + 16 + 3 + 2
+    };
+    let expected = [
+        // PUSH.W 3; MOVW | ADDS r4; ADDS r5 | ADDS r6; ADDS r7 | SUBS;
+        // BNE (needs SUBS's flags) = 7. Loop: ADDS | ADDS twice, SUBS,
+        // BNE = 4
+        (1, "alu", m7(7, 4, 0)),
+        // PUSH.W 3; MOVW | MULS r4; MULS r5; MULS r6; MULS r7 | SUBS (one
+        // MAC unit: no two MULS pair); BNE = 8. Loop: 4 MULS, SUBS with
+        // the last, BNE = 5
+        (2, "mul", m7(8, 5, 0)),
+        // PUSH.W 3; MOVW | MOVW; MOVW; UDIV 7 (alone) x 4 = 28; SUBS; BNE
+        // = 3 + 2 + 28 + 2 = 35. Loop: 28 + 2 = 30
+        (3, "div", m7(35, 30, 0)),
+        // PUSH.W 3; MOVW | MOVT (a write-after-write pair); MOVW | LDR;
+        // LDR | LDR (two load units); LDR | SUBS; BNE = 8. Loop: LDR | LDR
+        // twice, SUBS, BNE = 4
+        (4, "ldr", m7(8, 4, 0)),
+        // as ldr, but one store unit: STR each cycle: MOVW | MOVT; MOVW |
+        // STR; STR; STR; STR | SUBS; BNE = 9. Loop: 4 STR, SUBS with the
+        // last, BNE = 5
+        (5, "str", m7(9, 5, 0)),
+        // PUSH.W 3; MOVW | B = 4; three B 1 each; SUBS, BNE 2: the first
+        // iteration 9; then 4 x B + 2 = 6. Each B mispredicts the first
+        // time: 4 x 8
+        (6, "branch taken", m7(9, 6, 4 * 8)),
+        // PUSH.W 3; MOVW | CMP; BNE = 5 (each BNE not taken ends a block);
+        // 3 x BNE 1; SUBS, BNE 2: the first iteration 10; then CMP, BNE 2
+        // + 3 + 2 = 7. A not-taken BNE is predicted (never taken)
+        (7, "branch not taken", m7(10, 7, 0)),
+        // PUSH.W 3; MOVW | BL = 4; BX LR 1; 3 x (BL 1 + BX LR 1); SUBS,
+        // BNE 2: 13; then 4 x 2 + 2 = 10. Each BL mispredicts once (4 x 8);
+        // the returns are predicted by the return stack
+        (8, "call and return", m7(13, 10, 4 * 8)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | MOVW; MOVW | STR [r7, r1]; STR;
+        // STR; STR | SUBS; BNE = 10. Loop: 4 STR, SUBS, BNE = 5
+        (9, "str register offset", m7(10, 5, 0)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | MOVW; MOVW | LDR r4; STR r4
+        // (its data is read a cycle late) | LDR r5; STR r5 | SUBS; BNE = 9.
+        // Loop: LDR | STR twice, SUBS, BNE = 4
+        (10, "ldr; str register offset", m7(9, 4, 0)),
+        // PUSH.W 3; MOVW | LDR [pc]; LDR | LDR; LDR | SUBS; BNE = 7 (no
+        // literal contention on the M7's row). Loop: 2 pairs, SUBS, BNE = 4
+        (11, "ldr literal", m7(7, 4, 0)),
+        // PUSH.W 3; MOVW | CMP; IT | ADDEQ; ADD.W | IT; ADDEQ | SUBS; BNE
+        // = 8. Loop: CMP; IT | ADDEQ; ADD.W | IT; ADDEQ | SUBS; BNE = 5
+        (12, "it folding", m7(8, 5, 0)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | MOVT; MOVW | LDR r4,[r7],#4; LDR
+        // r5,[r1],#4; LDR r6,[r1],#4 (needs r1 written back) | SUBS r7;
+        // SUBS r1 (needs r1) | SUBS r3; BNE = 10. Loop: LDR | LDR; LDR |
+        // SUBS r7; SUBS r1 | SUBS r3; BNE = 4
+        (13, "ldr writeback", m7(10, 4, 0)),
+        // PUSH.W 3; MOVW | MOVT; MOVW; LDM {4} 2 (alone); STMIA! {4} 2;
+        // SUBS r7; PUSH {2} 1; POP {2} 1; SUBS r3; BNE = 14. Loop: 2 + 2 +
+        // 1 + 1 + 1 + 1 + 1 = 9
+        (14, "ldm stm push pop", m7(14, 9, 0)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | BLX r1 = 5; BX LR 1; 3 x 2; SUBS,
+        // BNE 2: 14; then 4 x 2 + 2 = 10. Each BLX mispredicts once (4 x 8)
+        (15, "blx register", m7(14, 10, 4 * 8)),
+        // PUSH.W 3; MOVW | MOVT; MOVW; LDR PC (pop_pc 1, alone) = 6; three
+        // LDR PC 1; SUBS, BNE 2: 11; then 4 + 2 = 6. Each LDR PC is an
+        // indirect branch predicted by its last target: 4 x 8 once
+        (16, "ldr pc", m7(11, 6, 4 * 8)),
+        // PUSH.W 3; MOVW | BL = 4; popper: PUSH {r4, lr} 1, POP {r4, pc}
+        // 1 + ceil(1/2) = 2: 3; three more BL 1 + 3; SUBS, BNE 2: 4 + 3 +
+        // 12 + 2 = 21; then 4 x 4 + 2 = 18. Each BL mispredicts once
+        (17, "pop pc", m7(21, 18, 4 * 8)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | STR; LDR | STR (its data read a
+        // cycle late); LDR | SUBS; BNE = 8. Loop: STR | LDR; STR | LDR;
+        // SUBS; BNE = 4
+        (18, "str then ldr", m7(8, 4, 0)),
+        // PUSH.W 3; MOVW | MOVS; TBB 2 (alone) = 6; ADDS | SUBS; BNE 2: 8;
+        // then MOVS; TBB 3, 2 = 5. TBB mispredicts once (8)
+        (19, "tbb", m7(8, 5, 8)),
+        // PUSH.W 3; MOVW | VMOV s1 = 4; VADD needs s1 (latency 3): at 6;
+        // each VADD needs the last (3): 6, 9, 12, 15 | SUBS; BNE = 17.
+        // Loop: 0, 3, 6, 9 | SUBS; BNE = 11
+        (20, "vadd chain", m7(17, 11, 0)),
+        // PUSH.W 3; MOVW | VMOV s1; VMOV s2 (one VFP pipe) = 5; VMLA needs
+        // s2 at 7; the accumulator read 3 late of a 6-cycle result: every
+        // 3: 7, 10, 13, 16 | SUBS; BNE = 18. Loop: 0, 3, 6, 9; 11
+        (21, "vmla chain", m7(18, 11, 0)),
+        // VFMA: latency 5, the accumulator 2 late: every 3, as VMLA
+        (22, "vfma chain", m7(18, 11, 0)),
+        // PUSH.W 3; MOVW | VMOV s1; VDIV at 6 (s1), 16 each: 6, 22, 38,
+        // 54 | SUBS (one integer instruction pairs); BNE at 70 = 71. Loop:
+        // 0, 16, 32, 48 | SUBS; BNE at 64 = 65
+        (23, "vdiv chain", m7(71, 65, 0)),
+        // VSQRT 14 each: 6, 20, 34, 48 | SUBS; BNE at 62 = 63. Loop: 0,
+        // 14, 28, 42 | SUBS; BNE at 56 = 57
+        (24, "vsqrt", m7(63, 57, 0)),
+        // PUSH.W 3; MOVW | MOVT; MOVW | VLDR; VLDR | VLDR; VLDR | SUBS; BNE
+        // = 8. Loop: 2 pairs, SUBS, BNE = 4
+        (25, "vldr", m7(8, 4, 0)),
+        // PUSH.W 3; MOVW | VMOV s4, r4; VMOV | VMOV (two FP register
+        // ports); VMOV | SUBS; BNE = 7. Loop: 2 pairs, SUBS, BNE = 4
+        (26, "vmov transfers", m7(7, 4, 0)),
+        // PUSH.W 3; MOVW | VMOV s1; VMOV s2 = 5; VMUL at 7 (s2), VADD 8,
+        // VMUL 9, VADD 10 (one VFP pipe) | SUBS; BNE = 12. Loop: 0..3 |
+        // SUBS; BNE = 5
+        (27, "vmul vadd", m7(12, 5, 0)),
+    ];
+    check_samples("cortex-m7", &expected);
+}
+
+/// Cortex-M33 (targets/cortex-m33.toml: jnk0le's measurements on an
+/// RP2350, LLVM's CortexM4Model, and the Cortex-M4 TRM where neither
+/// says). Only two 16-bit instructions pair, and only a NOP, IT or branch
+/// as the younger: here a 16-bit BNE after the 16-bit SUBS, which costs 0
+/// not taken and 1 + 1 taken (it pairs with the instruction that set its
+/// flags). Every count is the first block without PUSH.W (the setup and
+/// the first iteration), and 99 other iterations, each with the taken
+/// BNE's 2.
+///
+/// Overhead of every kernel:
+///   BL loop_<kind> 1, taken 1                                2
+///   PUSH.W {r4-r7, lr}: one register a cycle                 5
+///   POP {r4-r7, pc}: 1 + 4, taken 1                          6
+///   leave call site: MOVS, MOVS (ALU instructions do not pair), BL 1,
+///     taken 1                                                4
+#[test]
+fn cortex_m33_kernels_match_hand_derived_counts() {
+    let m33 = |first: u64, iteration: u64| 2 + 5 + first + (ITER - 1) * iteration + 6 + 4;
+    let expected = [
+        // MOVW; 4 x ADDS; SUBS | BNE = 6. Loop: 4 + 1, taken 2 = 7
+        (1, "alu", m33(6, 7)),
+        // MOVW; 4 x MULS 1 + 1 (it sets the flags: 2 cycles); SUBS | BNE =
+        // 10. Loop: 8 + 1 + 2 = 11
+        (2, "mul", m33(10, 11)),
+        // 3 x MOVW; 4 x UDIV 1000 / 7: 6 (the Cortex-M4's 2..12 with this
+        // model's interpolation, as on the M4); SUBS | BNE = 28. Loop: 24
+        // + 1 + 2 = 27
+        (3, "div", m33(3 + 24 + 1, 27)),
+        // MOVW, MOVT, MOVW; 4 x LDR 1 (none uses another's result); SUBS |
+        // BNE = 8. Loop: 4 + 1 + 2 = 7
+        (4, "ldr", m33(8, 7)),
+        // the same with STR 1
+        (5, "str", m33(8, 7)),
+        // MOVW; B (after a 32-bit instruction: not paired) 1, taken 1; 3 x
+        // (B 1, taken 1); SUBS | BNE 1 = 2 + 1 + 3 x 2 + 1 = 10. Loop: the
+        // BNE's taken 2, 4 x (B 1, taken 1), SUBS | BNE 1 = 11
+        (6, "branch taken", m33(10, 11)),
+        // MOVW; CMP | BNE (not taken) = 2; 3 x BNE 1 (first in its block,
+        // nothing to pair with); SUBS | BNE 1 = 6. Loop: 1 + 3 + 1 + 2 = 7
+        (7, "branch not taken", m33(6, 7)),
+        // MOVW; BL 1 (alone), taken 1, BX LR 1, taken 1, 3 more times;
+        // SUBS | BNE = 1 + 16 + 1 = 18. Loop: 16 + 1 + 2 = 19
+        (8, "call and return", m33(18, 19)),
+        // 5 x MOVW/MOVT; 4 x STR [Rn, Rm] 1 (no register-offset cycle is
+        // measured for the M33); SUBS | BNE = 10. Loop: 4 + 1 + 2 = 7
+        (9, "str register offset", m33(10, 7)),
+        // 5 setup; LDR r4 1; STR r4 (its data read a cycle late: the load's
+        // 2-cycle result is in time) 1; LDR 1; STR 1; SUBS | BNE = 10.
+        // Loop: 7
+        (10, "ldr; str register offset", m33(10, 7)),
+        // MOVW; 4 x LDR [pc] 1; SUBS | BNE = 6. Loop: 7
+        (11, "ldr literal", m33(6, 7)),
+        // MOVW; CMP | IT (pairs, flags or not); ADDEQ; ADD.W; IT (after a
+        // 32-bit instruction: alone); ADDEQ; SUBS | BNE = 7. Loop: 6 + 2 = 8
+        (12, "it folding", m33(7, 8)),
+        // 5 setup; LDR r4,[r7],#4 at 5; LDR r5,[r1],#4 6; LDR r6,[r1],#4
+        // waits for r1 (load to use 2): 8; SUBS r7 9; SUBS r1 waits for
+        // r1: 10; SUBS r3 | BNE 11 = 12. Loop: 0, 1, 3, 4, 5, 6 = 7 + 2 = 9
+        (13, "ldr writeback", m33(12, 9)),
+        // 3 setup; LDM {4} 4 (one register a cycle); STMIA {4} 4; SUBS r7
+        // (the written-back base, 4 cycles after the STMIA: in time) 1;
+        // PUSH {2} 2; POP {2} 2; SUBS | BNE 1 = 17. Loop: 14 + 2 = 16
+        (14, "ldm stm push pop", m33(17, 16)),
+        // 3 setup; 4 x (BLX 1, taken 1, BX LR 1, taken 1); SUBS | BNE =
+        // 20. Loop: 16 + 1 + 2 = 19
+        (15, "blx register", m33(20, 19)),
+        // 3 setup; 4 x (LDR PC 1 (pop_pc), taken 1); SUBS | BNE 1 = 12.
+        // Loop: the BNE's taken 2, 4 x 2, SUBS | BNE 1 = 11
+        (16, "ldr pc", m33(12, 11)),
+        // MOVW; 4 x (BL 1, taken 1, PUSH {r4, lr} 2, POP {r4, pc} 1 + 1,
+        // taken 1 = 7); SUBS | BNE = 30. Loop: 28 + 1 + 2 = 31
+        (17, "pop pc", m33(30, 31)),
+        // 3 setup; STR; LDR; STR (its data, the load's result, read a cycle
+        // late: in time); LDR; SUBS | BNE = 8. Loop: 5 + 2 = 7
+        (18, "str then ldr", m33(8, 7)),
+        // MOVW; MOVS; TBB 2, taken 1; ADDS; SUBS | BNE = 7. Loop: BNE taken
+        // 2, MOVS, TBB 2, taken 1, ADDS, SUBS | BNE = 8
+        (19, "tbb", m33(7, 8)),
+        // MOVW, VMOV; 4 x VADD 1 (the Cortex-M4's 1; no latency measured
+        // for the M33); SUBS | BNE = 7. Loop: 5 + 2 = 7
+        (20, "vadd chain", m33(7, 7)),
+        // MOVW, 2 x VMOV = 3; VMLA 1, its result after 3, no FP instruction
+        // for 2 cycles after it: 3, 6, 9, 12; SUBS 13 | BNE; the FPU busy
+        // until 15 = 15. Loop: 0, 3, 6, 9, SUBS 10, busy until 12: 12 + 2
+        (21, "vmla chain", m33(15, 14)),
+        // VFMA: the same
+        (22, "vfma chain", m33(15, 14)),
+        // MOVW, VMOV; 4 x VDIV 14 (LLVM, M4 TRM; blocking); SUBS | BNE =
+        // 59. Loop: 56 + 1 + 2 = 59
+        (23, "vdiv chain", m33(59, 59)),
+        // VSQRT 14 the same
+        (24, "vsqrt", m33(59, 59)),
+        // 3 setup; 4 x VLDR.32 2; SUBS | BNE = 12. Loop: 9 + 2 = 11
+        (25, "vldr", m33(12, 11)),
+        // MOVW; 4 x VMOV core <-> float 2; SUBS | BNE = 10. Loop: 11
+        (26, "vmov transfers", m33(10, 11)),
+        // MOVW, 2 x VMOV; 4 x 1; SUBS | BNE = 8. Loop: 7
+        (27, "vmul vadd", m33(8, 7)),
+    ];
+    check_samples("cortex-m33", &expected);
+}
+
+/// SiFive E31 (targets/sifive-e31.toml, FE310-G000 Manual chapter 3):
+/// riscv/microbench.S. A correctly predicted branch or jump costs no
+/// penalty, a mispredicted one 3; LW's result is ready after 2 cycles, a
+/// MUL's after 5 (the multiplier busy meanwhile).
+///
+/// Overhead of every kernel:
+///   JAL ra, loop_<kind>: 1, and a misprediction (3): not in the target
+///     buffer yet                                          1 + 3
+///   ADDI sp; SW ra                                        1 + 1
+///   LW ra; ADDI sp (independent); RET (ra ready: the load 2 cycles
+///     before), predicted by the return-address stack     1 + 1 + 1
+///   leave call site: LI, LI, JAL                          1 + 1 + 1
+/// and every loop's BNEZ mispredicts twice: its first taken execution
+/// (the counter starts weakly not-taken) and its exit: 3 + 3.
+#[test]
+fn sifive_e31_kernels_match_hand_derived_counts() {
+    let overhead = 4 + 2 + 3 + 3;
+    let exits = 3 + 3;
+    // a correctly predicted taken BNEZ: no extra
+    let e31 =
+        |setup: u64, body: u64, extra: u64| counted_loop(setup, body, 0) + exits + extra + overhead;
+    let expected = [
+        // LI; 4 x ADDI
+        (1, "alu", e31(1, 4, 0)),
+        // LI; MUL issues in 1, keeps the multiplier 5: the four at 0, 5,
+        // 10, 15 (the last reads a2, ready at 5); ADDI 16, BNEZ 17; the
+        // block ends when the multiplier is free, at 20 = body + 2
+        (2, "mul", e31(1, 18, 0)),
+        // 3 x LI; 4 x DIVU 1000 / 7: 2 + (bits(1000) - bits(7) + 1) =
+        // 2 + 8 = 10 each (the model's one quotient bit a cycle)
+        (3, "div", e31(3, 4 * 10, 0)),
+        // LA (AUIPC + ADDI), LI; 4 independent LW 1
+        (4, "lw", e31(3, 4, 0)),
+        // LW + dependent ADD: 1 + (1 + 1: LW's 2-cycle result), twice
+        (5, "load use", e31(3, 2 * 3, 0)),
+        // SW 1
+        (6, "sw", e31(3, 4, 0)),
+        // LI; 4 x J 1; each J mispredicts the first time (4 x 3)
+        (7, "branch taken", e31(1, 4, 4 * 3)),
+        // LI; 4 x BEQZ not taken 1, predicted (never taken)
+        (8, "branch not taken", e31(1, 4, 0)),
+        // LI; 4 x (JAL 1 + RET 1); each JAL mispredicts the first time,
+        // the returns are predicted by the stack
+        (9, "call and return", e31(1, 4 * 2, 4 * 3)),
+    ];
+    check_samples("sifive-e31", &expected);
 }

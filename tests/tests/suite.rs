@@ -176,3 +176,35 @@ fn suite_command() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 25: `suites/mcu.toml`, BENCHMARKS.md's "Which MCU" table, is one
+/// matrix per example over the nine built-in cores (accuracy is not built
+/// for cortex-m0): 4 x 9 - 1 entries, every one passing, each named
+/// `<example>.target=<core>`, the dsp entries with their eight kernel
+/// sections (1..4 for N samples, 11..14 for 2N).
+#[test]
+fn the_mcu_table_suite_runs_every_example_on_every_core() {
+    guest("cortex-m4f", "dsp");
+    let manifest = Manifest::load(&repo_root().join("suites/mcu.toml")).unwrap();
+    let cores = sim_host::model::target::builtin_names();
+    assert_eq!(cores.len(), 9);
+    assert_eq!(manifest.entries.len(), 4 * 9 - 1);
+    let report = suite::run(&manifest, 2, &Default::default(), &|_, _, _| {});
+    let failures: Vec<String> = report
+        .entries
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("{}: {}", e.name, e.failures.join("; ")))
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    for core in &cores {
+        let dsp = report
+            .entries
+            .iter()
+            .find(|e| e.name == format!("dsp.target={core}"))
+            .unwrap_or_else(|| panic!("no dsp entry for {core}"));
+        let mut sids: Vec<u16> = dsp.sections.iter().map(|s| s.path[0]).collect();
+        sids.sort_unstable();
+        assert_eq!(sids, [1, 2, 3, 4, 11, 12, 13, 14], "{core}");
+    }
+}

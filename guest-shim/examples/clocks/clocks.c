@@ -176,6 +176,10 @@ __attribute__((noinline)) static void measure_svc(volatile uint32_t *counter, ui
 static void enable_dwt(void)
 {
     REG(DEMCR) |= 1u << 24; /* TRCENA */
+    /* Cortex-M7 (CPUID part 0xC27): the DWT ignores writes until its
+     * CoreSight lock is opened (Cortex-M7 TRM, DWT_LAR) */
+    if ((REG(CPUID) >> 4 & 0xfff) == 0xC27)
+        REG(0xE0001FB0u) = 0xC5ACCE55u;
     REG(DWT_CYCCNT) = 0;
     REG(DWT_CTRL) |= 1; /* CYCCNTENA */
 }

@@ -28,12 +28,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let target = sim_host::model::target::builtin(&args.target)?;
-    let sdk = sim_host::tools::sdk::ensure_default().context("installing the guest SDK")?;
+    // a C project's Makefile reads the SDK from its default folder
+    sim_host::tools::sdk::ensure_default().context("installing the guest SDK")?;
     let lang = match args.lang {
         LangArg::C => Lang::C,
         LangArg::Rust => Lang::Rust,
     };
-    let dir = scaffold::create(&args.dir, &args.name, &target, lang, &sdk, "sim-host")?;
+    let dir = scaffold::create(&args.dir, &args.name, &target, lang, "sim-host")?;
     let how = match lang {
         Lang::C => "make run",
         Lang::Rust => "cargo run",

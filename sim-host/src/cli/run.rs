@@ -8,7 +8,9 @@
 //! reached, 123 `--timeout` reached, 124 verification failed (playback did
 //! not play every recorded sample exactly once, or the output differs
 //! from `--expect-output`), 125 the run could not start (bad ELF, target,
-//! option or output path; the message says which), 2 a usage error (an
+//! option or output path; an ELF built for another core; the message says
+//! which) or met an instruction the target's cycle table does not price
+//! (unless `--allow-unpriced`), 2 a usage error (an
 //! option's value), 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM,
 //! 137 ended by gdb's `kill` (`--gdb`).
 
@@ -64,6 +66,15 @@ pub struct Args {
     /// A target description file instead of a built-in target.
     #[arg(long)]
     pub target_file: Option<PathBuf>,
+    /// Run the ELF even if its build attributes (architecture, FPU,
+    /// float ABI; RISC-V ISA string) say it was built for another core.
+    #[arg(long)]
+    pub force_target: bool,
+    /// Count instructions the target's cycle table does not price (each as
+    /// an `alu` instruction, with a warning naming them) instead of
+    /// stopping the run at the first one (exit status 125).
+    #[arg(long)]
+    pub allow_unpriced: bool,
     /// Stop after this many cycles (a partial data.arp is written).
     #[arg(long)]
     pub max_cycles: Option<u64>,
@@ -228,6 +239,7 @@ impl Args {
                 ignore: self.peripherals == PeripheralMode::Ignore,
                 ..Default::default()
             },
+            allow_unpriced: self.allow_unpriced,
             ..Default::default()
         };
         RunSpec {
@@ -246,6 +258,7 @@ impl Args {
             compare: self.compare.clone(),
             svd: self.svd.clone(),
             progress: !self.no_progress && (self.progress || std::io::stderr().is_terminal()),
+            force_target: self.force_target,
             ..RunSpec::new(elf, target)
         }
     }

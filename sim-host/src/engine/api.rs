@@ -111,6 +111,60 @@ pub enum Stop {
     Unsupported(Fault),
     /// The guest asked for a system reset (AIRCR.SYSRESETREQ).
     SystemReset,
+    /// An instruction the target's cycle table has no row for was about to
+    /// run (never priced silently; `--allow-unpriced` counts it instead).
+    Unpriced(UnpricedStop),
+}
+
+/// The first unpriced instruction of a run that stopped for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnpricedStop {
+    /// The instruction with its operands (`vdiv.f32 s0, s0, s1`).
+    pub instruction: String,
+    pub mnemonic: String,
+    pub class: crate::model::target::InsnClass,
+    /// `function+offset (address)` and the source line where known.
+    pub location: String,
+    pub target: String,
+}
+
+impl std::fmt::Display for UnpricedStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::model::target::InsnClass;
+        write!(
+            f,
+            "unpriced instruction `{}` at {}: ",
+            self.instruction, self.location
+        )?;
+        if self.class == InsnClass::Unclassified {
+            write!(
+                f,
+                "the cycle model has no class for `{}` (no cycle table prices it)",
+                self.mnemonic
+            )?;
+        } else {
+            write!(
+                f,
+                "target `{}`'s cycle table has no row for class `{}`, which `{}` belongs to \
+                 (a core without this unit, or a table without that row: use a target that has \
+                 it, add the row with its source to a target file of your own, or \
+                 --allow-unpriced to count such instructions as a warning)",
+                self.target,
+                self.class.name(),
+                self.mnemonic
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// How often an unpriced mnemonic executed (`--allow-unpriced`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnpricedCount {
+    pub mnemonic: String,
+    /// The class the table has no row for (`unclassified`: none at all).
+    pub class: &'static str,
+    pub executions: u64,
 }
 
 /// What went wrong in the guest.
@@ -160,6 +214,9 @@ pub struct RunOutcome {
     pub arp_file: Option<(PathBuf, u64, bool)>,
     pub arp_error: Option<String>,
     pub warnings: Vec<String>,
+    /// Instructions executed without a price (`--allow-unpriced`), by
+    /// mnemonic; each was counted as an `alu` instruction.
+    pub unpriced: Vec<UnpricedCount>,
     /// Per simulated core: busy and waiting cycles of its threads.
     pub cores: Vec<threads::Core>,
     /// Threads the guest created (besides main).

@@ -14,6 +14,12 @@ pub(super) struct Price {
     /// An ARP entry point the block hook intercepts: 1 + its index in
     /// `ENTRY_POINTS` (0: none; see [`return_at_once`]).
     pub(super) intercept: u8,
+    /// The block has instructions the cycle table does not price
+    /// (`--allow-unpriced` counts its executions).
+    pub(super) unpriced: bool,
+    /// Its last instruction for the branch predictor (a
+    /// `predictor::BranchKind`; 0 without a predictor).
+    pub(super) branch: u8,
 }
 
 /// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot

@@ -38,14 +38,49 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
         st.clock.cycles += u64::from(st.clock.prev_taken_extra) + u64::from(price.entry_penalty);
         st.record_branch(addr);
     }
+    // an intercepted function's block (priced at zero, no fall-through)
+    // is never predicted: its call costs the guest nothing more
+    if st.clock.prev_branch != 0 && price.fallthrough != u32::MAX {
+        predict(st, addr);
+    }
     st.clock.cycles += u64::from(price.cycles);
     st.clock.instructions += u64::from(price.instructions);
     st.clock.block_start = addr;
     st.clock.prev_fallthrough = u64::from(price.fallthrough);
     st.clock.prev_taken_extra = u32::from(price.taken_extra);
     st.clock.prev_last_insn = u64::from(price.last_insn);
+    st.clock.prev_branch = price.branch;
+    if price.unpriced {
+        count_unpriced(st, addr);
+    }
     if price.intercept != 0 {
         intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
+    }
+}
+
+/// The branch predictor learns where the last block's control-flow
+/// instruction went (here, `addr`) and its misprediction is charged. A
+/// call of an intercepted ARP stub is not resolved: the stub costs nothing,
+/// and its return never runs.
+#[cold]
+fn predict(st: &mut super::state::State, addr: u64) {
+    let kind = crate::model::predictor::BranchKind::from_u8(st.clock.prev_branch);
+    if let Some(p) = &mut st.predictor {
+        let penalty = p.resolve(
+            kind,
+            st.clock.prev_last_insn as u32,
+            addr as u32,
+            st.clock.prev_fallthrough as u32,
+        );
+        st.clock.cycles += u64::from(penalty);
+    }
+}
+
+/// One more execution of a block with unpriced instructions.
+#[cold]
+fn count_unpriced(st: &mut super::state::State, addr: u64) {
+    if let Some((_, runs)) = st.unpriced.blocks.get_mut(&(addr as u32)) {
+        *runs += 1;
     }
 }
 

@@ -66,6 +66,7 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     // returning skips the stub: the next block is not reached by a branch
     st.clock.prev_fallthrough = ret & !1;
     st.clock.prev_taken_extra = 0;
+    st.clock.prev_branch = 0;
     let failure = match result {
         Ok(_) => None,
         Err(f) if f.fatal => Some(f.error.to_string()),

@@ -159,6 +159,11 @@ pub(super) fn watch_code_page(uc: &mut Uc<'_>, page: u64, page_size: u64) {
     let _ = uc.add_mem_hook(HookType::MEM_WRITE, page, page + page_size - 1, forget);
 }
 
+/// The Coprocessor Access Control Register (Armv7-M ARM B3.2.20, at the
+/// same address on Armv8-M), which the C runtime of a hard-float build
+/// (picolibc's crt0.c) sets to enable the FPU before `main`.
+pub(crate) const CPACR: u64 = 0xE000_ED88;
+
 /// The address ranges (inclusive) the memory fault hook covers: everything
 /// but the writable regions, whose stores a covering hook would keep on
 /// the slow path (see [`map_memory`]). Writable regions are RAM, mapped

@@ -51,7 +51,7 @@ mod thread_calls;
 
 pub use api::{
     Counting, ExceptionEvent, ExecutionObserver, Fault, MachineError, Observer, PeripheralAccesses,
-    RunOutcome, Stop,
+    RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::{PeripheralOptions, RunOptions};

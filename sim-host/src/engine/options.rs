@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub cores: Option<usize>,
     /// Stack size of each thread created by the guest (default 8 KiB).
     pub thread_stack: Option<u64>,
+    /// Count instructions the cycle table does not price (as `alu`, with a
+    /// warning) instead of stopping the run at the first one.
+    pub allow_unpriced: bool,
     /// A debugger (`--gdb`) that controls the run: it is attached before
     /// the first instruction and called at every stop it asked for.
     pub debugger: Option<Rc<std::cell::RefCell<dyn Debugger>>>,

@@ -1,10 +1,11 @@
 //! Pricing blocks from the guest's code as Unicorn translates them, and
 //! the data-dependent instructions found before the run.
 
+use super::api::{Stop, UnpricedStop};
 use super::blocks::Price;
-use super::state::Uc;
+use super::state::{stop_with, Uc};
 use crate::image::elf::GuestImage;
-use crate::model::cycles::{self, DynamicSite};
+use crate::model::cycles::{self, DynamicSite, Unpriced};
 use crate::model::decode::Decoder;
 use crate::model::target::{InsnClass, Target};
 
@@ -21,6 +22,9 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         .decode(&code, addr, size == 0)
         .unwrap_or_default();
     let cost = cycles::price_block(&st.target, &insns, wait);
+    if !cost.unpriced.is_empty() {
+        unpriced_block(uc, addr, &code, &cost.unpriced);
+    }
     Price {
         cycles: cost.cycles,
         instructions: cost.instructions,
@@ -29,6 +33,8 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         taken_extra: cost.taken_extra as u16,
         entry_penalty: cost.entry_penalty as u16,
         intercept: 0,
+        unpriced: !cost.unpriced.is_empty(),
+        branch: cost.branch as u8,
     }
 }
 
@@ -65,6 +71,48 @@ fn prefix_cost(uc: &Uc<'_>, start: u64, pc: u64) -> Option<(u64, u64)> {
     let insns = st.decoder.decode(&code, start, false).ok()?;
     let cost = cycles::price_block(&st.target, &insns, wait);
     Some((u64::from(cost.cycles), u64::from(cost.instructions)))
+}
+
+/// A block with instructions the cycle table does not price: the run
+/// stops at the first (exit status 125), or with `--allow-unpriced` the
+/// block's unpriced mnemonics are noted for counting.
+#[cold]
+pub(super) fn unpriced_block(uc: &mut Uc<'_>, block: u64, code: &[u8], unpriced: &[Unpriced]) {
+    let st = uc.get_data();
+    let text = |u: &Unpriced| {
+        let offset = (u.addr - block) as usize;
+        let bytes = code.get(offset..).unwrap_or_default();
+        (
+            st.decoder
+                .mnemonic(bytes, u.addr)
+                .unwrap_or_else(|| "?".into()),
+            st.decoder
+                .disassemble_one(bytes, u.addr)
+                .unwrap_or_else(|| "?".into()),
+        )
+    };
+    if st.unpriced.allow {
+        let mnemonics = unpriced.iter().map(|u| (text(u).0, u.class)).collect();
+        uc.get_data_mut()
+            .unpriced
+            .blocks
+            .insert(block as u32, (mnemonics, 0));
+        return;
+    }
+    let first = unpriced[0];
+    let (mnemonic, instruction) = text(&first);
+    let source = crate::image::symbols::locate_all(&st.image, &[first.addr])
+        .remove(&first.addr)
+        .and_then(|l| l.file_line())
+        .map_or_else(String::new, |place| format!(" at {place}"));
+    let stop = Stop::Unpriced(UnpricedStop {
+        instruction: instruction.trim_end().to_owned(),
+        mnemonic,
+        class: first.class,
+        location: format!("{}{source}", st.image.describe(first.addr)),
+        target: st.target.name.clone(),
+    });
+    stop_with(uc, stop);
 }
 
 /// An intercepted function's block: it costs nothing, and its successor

@@ -146,6 +146,24 @@ pub(super) fn thumb_state(uc: &Uc<'_>) -> bool {
         .map_or(true, |xpsr| xpsr & (1 << 24) != 0)
 }
 
+/// What a thread switch saves besides [`thread_registers`] on an Arm core
+/// with an FPU: S0-S31 (which hold D0-D15) and FPSCR, the floating-point
+/// state a hard-float thread keeps in registers (AAPCS: S16-S31 are
+/// callee-saved, the rest live across a switch inside a function).
+/// Appended after the core registers, so a saved context's first slots
+/// keep the order the debugger reads ([`thread_registers`]).
+pub(super) fn fpu_thread_registers(target: &crate::model::target::Target) -> Vec<i32> {
+    let crate::model::isa::Isa::Arm { fpu, .. } = &target.isa else {
+        return Vec::new();
+    };
+    if *fpu == crate::model::isa::Fpu::None {
+        return Vec::new();
+    }
+    let mut r: Vec<i32> = (0..32).map(|n| RegisterARM::S0 as i32 + n).collect();
+    r.push(RegisterARM::FPSCR as i32);
+    r
+}
+
 /// The registers a debugger numbers, as Unicorn ids: Arm r0-r12, sp, lr,
 /// pc, xpsr, msp, psp (0-18); RISC-V x0-x31, pc (0-32).
 pub(super) fn debug_registers(arch: Arch) -> Vec<i32> {

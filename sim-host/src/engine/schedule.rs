@@ -5,7 +5,7 @@
 use super::api::{uc, MachineError, Stop};
 use super::debug::DebugSession;
 use super::options::RunOptions;
-use super::registers::{regs, thread_registers};
+use super::registers::{fpu_thread_registers, regs, thread_registers};
 use super::resume::start;
 use super::state::Uc;
 use super::stop::fault;
@@ -24,7 +24,8 @@ pub(super) fn run_threads(
     started: Instant,
 ) -> Result<(Result<(), uc_error>, Duration), MachineError> {
     let arch = emu.get_data().arch;
-    let thread_regs = thread_registers(arch);
+    let mut thread_regs = thread_registers(arch);
+    thread_regs.extend(fpu_thread_registers(&emu.get_data().target));
     let mut paused = Duration::ZERO;
     let mut result: Result<(), uc_error> = Ok(());
     loop {
@@ -112,6 +113,8 @@ pub(super) fn begin_slice(
         st.clock.cycles = t.clock;
         st.clock.prev_fallthrough = t.prev_fallthrough;
         st.clock.prev_taken_extra = t.prev_taken_extra;
+        st.clock.prev_branch = t.prev_branch;
+        st.clock.prev_last_insn = t.prev_last_insn;
         st.limits.slice_limit = st.limits.max_cycles.min(slice_end);
         st.limits.limit = st.limits.next(st.clock.cycles);
         st.clock.observed = t.clock;
@@ -132,6 +135,7 @@ pub(super) fn end_slice(
     let st = emu.get_data_mut();
     let cycles = st.clock.cycles;
     let (fallthrough, taken) = (st.clock.prev_fallthrough, st.clock.prev_taken_extra);
+    let (branch, last_insn) = (st.clock.prev_branch, st.clock.prev_last_insn);
     let t = st.threads.sched.thread_mut(next);
     t.clock = cycles;
     // Saturating: in playback a kernel's leave sets the clock to its
@@ -142,6 +146,8 @@ pub(super) fn end_slice(
         .saturating_sub(t.waiting - waiting);
     t.prev_fallthrough = fallthrough;
     t.prev_taken_extra = taken;
+    t.prev_branch = branch;
+    t.prev_last_insn = last_insn;
     st.threads.sched.add_busy(next, core, busy);
 }
 

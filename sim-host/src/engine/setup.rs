@@ -12,12 +12,13 @@ use super::intercept::install_interception;
 use super::memory::map_memory;
 use super::options::RunOptions;
 use super::peripherals;
-use super::pricing::dynamic_sites;
+use super::pricing::{dynamic_sites, unpriced_block};
 use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
 use super::state::CoreSystem;
 use super::state::{
     stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
+    UnpricedLog,
 };
 use super::state::{CounterOffsets, MmioCursor};
 use super::stop::{outcome, stop_of};
@@ -195,7 +196,9 @@ pub(super) fn new_state(
             .clone()
             .filter(|_| target.arch == Arch::Arm)
             .map(|facts| {
-                let mut system = CoreSystem::new(Scs::new(facts));
+                let mut scs = Scs::new(facts);
+                scs.reset_vtor(vector_table(image) as u32);
+                let mut system = CoreSystem::new(scs);
                 system.observed = (!options.observers.is_empty()).then(Vec::new);
                 Box::new(system)
             }),
@@ -206,6 +209,14 @@ pub(super) fn new_state(
             options.peripherals.ignore,
         ),
         machine_timer: super::machine_timer::state(target),
+        predictor: target
+            .predictor
+            .as_ref()
+            .map(crate::model::predictor::Predictor::new),
+        unpriced: UnpricedLog {
+            allow: options.allow_unpriced,
+            ..Default::default()
+        },
     })
 }
 
@@ -313,9 +324,27 @@ pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
     })
 }
 
+/// Where an M-profile core finds its vector table at reset: address 0, or
+/// where the code starts when nothing is at 0 (the reset VTOR of a part
+/// whose boot puts it there: RP2040's boot ROM, AN505's SVTOR).
+fn vector_table(image: &GuestImage) -> u64 {
+    if image.bytes_at(0, 8).is_some() {
+        return 0;
+    }
+    image
+        .segments
+        .iter()
+        .filter(|s| s.executable)
+        .map(|s| s.load_addr)
+        .min()
+        .unwrap_or(0)
+}
+
 /// Initial stack pointer and entry: from the vector table on M-profile
-/// cores (as the hardware does at reset), else the ELF entry and the top of
-/// the highest RAM region.
+/// cores (as the hardware does at reset: at address 0, or where the code
+/// starts when nothing is at 0, as the reset VTOR of a part whose code is
+/// elsewhere says), else the ELF entry and the top of the highest RAM
+/// region.
 pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
     let ram_top = target
         .regions
@@ -324,8 +353,9 @@ pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
         .map(|r| r.end())
         .max()
         .unwrap_or(0);
+    let table = vector_table(image);
     if target.arch == Arch::Arm {
-        if let (Some(sp), Some(pc)) = (image.bytes_at(0, 4), image.bytes_at(4, 4)) {
+        if let (Some(sp), Some(pc)) = (image.bytes_at(table, 4), image.bytes_at(table + 4, 4)) {
             let sp = u64::from(u32::from_le_bytes(sp.try_into().expect("4 bytes")));
             let pc = u64::from(u32::from_le_bytes(pc.try_into().expect("4 bytes")));
             let sp_in_ram = target
@@ -391,9 +421,12 @@ pub(super) fn install_cycle_hooks(
                         let _ = uc.mem_read(addr, &mut code);
                         let st = uc.get_data();
                         let insns = st.decoder.decode(&code, addr, false).unwrap_or_default();
-                        let c = cycles::price_block(&st.target, &insns, 0).cycles;
-                        costs.insert(addr, c);
-                        c
+                        let block = cycles::price_block(&st.target, &insns, 0);
+                        if !block.unpriced.is_empty() {
+                            unpriced_block(uc, addr, &code, &block.unpriced);
+                        }
+                        costs.insert(addr, block.cycles);
+                        block.cycles
                     }
                 };
                 let st = uc.get_data_mut();

@@ -12,7 +12,7 @@ use crate::host::threads::{Scheduler, ThreadId};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
 use crate::model::peripherals::PeripheralMap;
-use crate::model::target::{Arch, Target};
+use crate::model::target::{Arch, InsnClass, Target};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI32;
@@ -49,6 +49,9 @@ pub(super) struct State {
     pub(super) peripherals: Peripherals,
     /// The RISC-V machine timer of the board, when it has one.
     pub(super) machine_timer: Option<Box<TimerState>>,
+    /// The core's branch predictor, when its target file models one.
+    pub(super) predictor: Option<crate::model::predictor::Predictor>,
+    pub(super) unpriced: UnpricedLog,
 }
 
 /// The machine timer and the trap it raised, if the handler still runs.
@@ -136,6 +139,16 @@ pub(super) struct Poll {
     pub(super) at_cycle: u64,
 }
 
+/// Blocks with instructions the cycle table does not price, and how
+/// often each ran (`--allow-unpriced`).
+#[derive(Debug, Default)]
+pub(super) struct UnpricedLog {
+    pub(super) allow: bool,
+    /// By block address: its unpriced instructions (mnemonic, class) and
+    /// how often it ran.
+    pub(super) blocks: HashMap<u32, (Vec<(String, InsnClass)>, u64)>,
+}
+
 /// The running thread's counters and what the cycle model carries from
 /// one block to the next.
 #[derive(Debug, Default)]
@@ -148,6 +161,9 @@ pub(super) struct Clock {
     pub(super) prev_taken_extra: u32,
     /// The last block's last instruction (the branch's address).
     pub(super) prev_last_insn: u64,
+    /// What the branch predictor is to resolve at the next block (a
+    /// `predictor::BranchKind`; 0: nothing).
+    pub(super) prev_branch: u8,
     /// The running thread's clock after the last observed block.
     pub(super) observed: u64,
     /// The start of the block being executed (charged when it started):

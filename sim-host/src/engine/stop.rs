@@ -1,9 +1,9 @@
 //! How a run stops: faults described (instruction, source line, the last
 //! branches, stack overflows named), and the outcome gathered at the end.
 
-use super::api::{Fault, RunOutcome, Stop};
+use super::api::{Fault, RunOutcome, Stop, UnpricedCount};
 use super::registers::{regs, thumb_state};
-use super::state::{stop_with, State, Uc};
+use super::state::{stop_with, State, Uc, UnpricedLog};
 use crate::host::threads::ThreadId;
 use crate::image::elf::GuestImage;
 use crate::model::target::{Arch, InsnClass, Target, PAGE_SIZE};
@@ -117,6 +117,11 @@ pub(super) fn stop_of(
                         "stack overflow: {} (the stack ran out of RAM; sp = {sp:#010x})",
                         f.kind
                     );
+                } else if st.arch == Arch::Arm && addr & !3 == super::memory::CPACR {
+                    f.kind = format!(
+                        "{} of CPACR (a hard-float build's C runtime enables the FPU there; target `{}` has no FPU: build soft float, or use a core with one: cortex-m4f, cortex-m7, cortex-m33)",
+                        f.kind, target.name
+                    );
                 }
             }
             stop
@@ -169,6 +174,10 @@ pub(super) fn outcome(
     let mut warnings = std::mem::take(&mut st.end.warnings);
     warnings.append(&mut st.arp.warnings);
     warnings.extend(device_warnings(st, &stop));
+    let unpriced = unpriced_counts(&st.unpriced);
+    if !unpriced.is_empty() {
+        warnings.push(unpriced_warning(&unpriced, &st.target));
+    }
     let playback = st.arp.playback_report();
     RunOutcome {
         image: Rc::clone(image),
@@ -187,6 +196,7 @@ pub(super) fn outcome(
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,
+        unpriced,
     }
 }
 
@@ -210,6 +220,51 @@ fn device_warnings(st: &State, stop: &Stop) -> Vec<String> {
         ));
     }
     out
+}
+
+/// How often each unpriced mnemonic ran, most often first.
+fn unpriced_counts(log: &UnpricedLog) -> Vec<UnpricedCount> {
+    let mut by_mnemonic: std::collections::BTreeMap<(String, &'static str), u64> =
+        std::collections::BTreeMap::new();
+    for (mnemonics, runs) in log.blocks.values() {
+        for (mnemonic, class) in mnemonics {
+            *by_mnemonic
+                .entry((mnemonic.clone(), class.name()))
+                .or_default() += runs;
+        }
+    }
+    let mut counts: Vec<UnpricedCount> = by_mnemonic
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|((mnemonic, class), executions)| UnpricedCount {
+            mnemonic,
+            class,
+            executions,
+        })
+        .collect();
+    counts.sort_by(|a, b| {
+        b.executions
+            .cmp(&a.executions)
+            .then(a.mnemonic.cmp(&b.mnemonic))
+    });
+    counts
+}
+
+/// The report's warning for `--allow-unpriced`: how many executions, of
+/// which mnemonics, and what they were charged.
+fn unpriced_warning(counts: &[UnpricedCount], target: &Target) -> String {
+    let total: u64 = counts.iter().map(|c| c.executions).sum();
+    let alu = target.required_row(InsnClass::Alu).cycles;
+    let list: Vec<String> = counts
+        .iter()
+        .map(|c| format!("{} ({}) {}", c.mnemonic, c.class, c.executions))
+        .collect();
+    format!(
+        "--allow-unpriced: {total} execution(s) of instructions target `{}`'s cycle table does not \
+         price, each counted as {alu} cycle(s) (an `alu` instruction): {}",
+        target.name,
+        list.join(", ")
+    )
 }
 
 /// Unicorn's PC at a memory fault can lag behind the faulting instruction

@@ -180,6 +180,7 @@ pub(super) fn intercept_thread_call(uc: &mut Uc<'_>, call: ThreadCall) {
     st.clock.cycles = st.threads.sched.thread(cur).clock;
     st.clock.prev_fallthrough = ret & !1;
     st.clock.prev_taken_extra = 0;
+    st.clock.prev_branch = 0;
     let _ = uc.reg_write(r.pc, ret);
     match outcome {
         Ok(Continue(value)) => {

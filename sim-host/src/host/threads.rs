@@ -62,6 +62,9 @@ pub struct Thread {
     /// The cycle-model state carried between slices.
     pub prev_fallthrough: u64,
     pub prev_taken_extra: u32,
+    /// The branch the predictor resolves next, and where it is.
+    pub prev_branch: u8,
+    pub prev_last_insn: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -429,6 +432,8 @@ impl Thread {
             waiting: 0,
             prev_fallthrough: u64::MAX,
             prev_taken_extra: 0,
+            prev_branch: 0,
+            prev_last_insn: 0,
         }
     }
 }

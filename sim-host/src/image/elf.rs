@@ -85,6 +85,8 @@ pub struct GuestImage {
     pub functions: Vec<Function>,
     /// Every named symbol (functions and objects) with its value.
     pub symbols: Vec<(String, u64)>,
+    /// What code it needs, from its build attributes (`image::attributes`).
+    pub needs: Option<crate::model::isa::Needs>,
 }
 
 fn machine_name(machine: u16) -> String {
@@ -336,6 +338,7 @@ impl GuestImage {
             segments,
             functions,
             symbols,
+            needs: super::attributes::needs(&elf, bytes, arch),
         })
     }
 

@@ -1,6 +1,7 @@
-//! The guest program: its ELF (segments, function symbols), and where an
-//! address is in the source (DWARF).
+//! The guest program: its ELF (segments, function symbols), the code it
+//! needs (build attributes), and where an address is in the source (DWARF).
 
+pub mod attributes;
 pub mod dwarf;
 pub mod elf;
 pub mod symbols;

@@ -37,14 +37,43 @@
 //! - instruction fetch wait states: one fetch per 32-bit word of code, each
 //!   costing the region's wait states.
 //!
+//! On top of those, a schedule of the block's instructions (the rows'
+//! optional `latency`, `late_operand`, `busy`, `slot` and `units`, and
+//! `[cycles.issue]`): an instruction issues when the registers it reads
+//! are ready (a result is ready `latency` cycles after its instruction
+//! issued), when the unit a `busy` instruction holds is free again, and,
+//! on a dual-issue core, in the same cycle as the instruction before it
+//! when the two may pair. A table without these fields prices a block as
+//! the sum of its instructions' cycles, as before.
+//!
 //! Effects across block boundaries (a load at the end of one block and a
 //! dependent instruction at the start of the next) are not modelled: blocks
-//! end at branches, which drain these pipelines anyway on the modelled cores.
+//! end at branches, which drain these pipelines anyway on the modelled cores;
+//! a unit still `busy` at the block's end delays its end (its work is not
+//! lost), a result not yet ready does not.
+//!
+//! An instruction whose class has no row is unpriced: the block lists it
+//! in [`BlockCost::unpriced`] (the engine stops the run, or with
+//! `--allow-unpriced` counts it) and charges it the `alu` row's cycles.
 
-use crate::model::target::{DynamicCost, InsnClass, Target};
+use crate::model::predictor::BranchKind;
+use crate::model::target::{ClassCost, DynamicCost, InsnClass, Slot, Target, Unit};
 
-/// A set of architectural registers: bit n is r<n> (ARM) or x<n> (RISC-V).
+/// A set of architectural registers: bit n is r<n> (ARM) or x<n> (RISC-V);
+/// on Arm bits 16..48 are s0..s31 (d<n> is s<2n> and s<2n+1>), bit 48 the
+/// APSR flags and bit 49 the FPSCR flags.
 pub type RegMask = u64;
+
+/// The Arm condition flags (N, Z, C, V) as a register of the mask.
+pub const ARM_FLAGS: RegMask = 1 << 48;
+
+/// The FPSCR condition flags as a register of the mask.
+pub const ARM_FPSCR: RegMask = 1 << 49;
+
+/// The mask bit of Arm floating-point register s<n>.
+pub const fn arm_s(n: u32) -> RegMask {
+    1 << (16 + n)
+}
 
 /// Operands of a data-dependent instruction, read when it executes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +104,18 @@ pub struct Insn {
     /// Address of the literal a PC-relative load reads (`LDR Rt, [PC, #imm]`).
     pub literal: Option<u64>,
     pub dynamic: Option<DynamicOperands>,
+    /// The operands read late: a multiply-accumulate's accumulator
+    /// (addend), a store's data (a row's `late_operand`).
+    pub late_reads: RegMask,
+    /// An operand is shifted before the ALU (a shifted register or a
+    /// rotated immediate).
+    pub shifted: bool,
+    /// A bit-field, extend, reverse, CLZ or DSP instruction.
+    pub bitfield: bool,
+    /// A byte or halfword load.
+    pub subword: bool,
+    /// What a branch predictor sees of it.
+    pub branch: BranchKind,
 }
 
 impl Insn {
@@ -92,12 +133,32 @@ impl Insn {
             register_offset: false,
             literal: None,
             dynamic: None,
+            late_reads: 0,
+            shifted: false,
+            bitfield: false,
+            subword: false,
+            branch: BranchKind::None,
         }
     }
 
     fn is_memory_single(&self) -> bool {
-        matches!(self.class, InsnClass::Load | InsnClass::Store)
+        matches!(
+            self.class,
+            InsnClass::Load | InsnClass::Store | InsnClass::FpLoad | InsnClass::FpStore
+        )
     }
+
+    fn is_load_single(&self) -> bool {
+        matches!(self.class, InsnClass::Load | InsnClass::FpLoad)
+    }
+}
+
+/// An instruction whose class the target's cycle table does not price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unpriced {
+    pub addr: u64,
+    pub size: u8,
+    pub class: InsnClass,
 }
 
 /// A data-dependent instruction inside a block.
@@ -126,6 +187,11 @@ pub struct BlockCost {
     /// first instruction that is not word aligned).
     pub entry_penalty: u32,
     pub dynamic: Vec<DynamicSite>,
+    /// Instructions the cycle table has no row for (charged as `alu`).
+    pub unpriced: Vec<Unpriced>,
+    /// The last instruction, for the target's branch predictor
+    /// ([`BranchKind::None`] when the target has none).
+    pub branch: BranchKind,
 }
 
 /// Prices a block. `wait_states` are the fetch wait states of the region
@@ -136,55 +202,22 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
         return cost;
     };
     let code_region = target.region_of(first.addr, 1);
+    let mut schedule = Schedule::new(target);
     let mut prev: Option<&Insn> = None;
     for insn in insns {
-        let row = target.cost(insn.class);
-        let mut cycles = row.cycles + row.per_register * u32::from(insn.transfers);
-        // pipelined after the directly preceding load (3.3.2 "LDR [any] are
-        // pipelined when possible")
-        let mut pipelined_after_load = false;
-        if let Some(p) = prev {
-            let p_row = target.cost(p.class);
-            if insn.is_memory_single() {
-                pipelined_after_load = p.class == InsnClass::Load
-                    && p.pipelinable
-                    && insn.pipelinable
-                    && p.writes & insn.address_regs == 0;
-                if let Some(pipelined) = row.pipelined {
-                    if pipelined_after_load {
-                        cycles = cycles.min(pipelined);
-                    }
-                }
-                if p.class == InsnClass::Alu && p.writes & insn.address_regs != 0 {
-                    cycles += row.address_dependency;
-                }
-            }
-            if p.class == InsnClass::Load && p.writes & insn.reads != 0 {
-                cycles += p_row.load_use;
-            }
-            // IT folding: an IT right after a 16-bit instruction executes
-            // in parallel with it
-            if let Some(folded) = row.folded {
-                if insn.class == InsnClass::It && p.size == 2 {
-                    cycles = folded;
-                }
-            }
-        }
-        // a store with a register offset: nothing pipelines after it, so it
-        // holds the pipeline a cycle more, unless it pipelined after a load
-        if insn.class == InsnClass::Store && insn.register_offset && !pipelined_after_load {
-            cycles += row.register_offset;
-        }
-        // a literal in the memory the code is fetched from: the load and the
-        // instruction fetch contend for it
-        if let Some(literal) = insn.literal {
-            if row.literal_contention > 0
-                && code_region.is_some()
-                && target.region_of(literal, 4).map(|r| r.start) == code_region.map(|r| r.start)
-            {
-                cycles += row.literal_contention;
-            }
-        }
+        cost.instructions += 1;
+        let Some(row) = target.row(insn.class) else {
+            cost.unpriced.push(Unpriced {
+                addr: insn.addr,
+                size: insn.size,
+                class: insn.class,
+            });
+            schedule.unpriced(target.required_row(InsnClass::Alu).cycles);
+            prev = None;
+            continue;
+        };
+        let cycles = instruction_cycles(target, code_region, insn, row, prev);
+        schedule.issue(insn, row, cycles, prev);
         if let Some(ops) = insn.dynamic {
             if let Some((rule, max)) = row.dynamic {
                 cost.dynamic.push(DynamicSite {
@@ -196,13 +229,15 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
                 });
             }
         }
-        cost.cycles += cycles;
-        cost.instructions += 1;
         prev = Some(insn);
     }
     let last = insns.last().expect("non-empty");
+    cost.cycles = schedule.end();
     cost.fallthrough = last.addr + u64::from(last.size);
-    cost.taken_extra = target.cost(last.class).taken;
+    cost.taken_extra = target.row(last.class).map_or(0, |r| r.taken) + schedule.taken_extra;
+    if target.predictor.is_some() {
+        cost.branch = last.branch;
+    }
     if first.size == 4 && first.addr % 4 != 0 {
         cost.entry_penalty = target.misaligned_target;
     }
@@ -211,6 +246,235 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
         cost.cycles += wait_states * words as u32;
     }
     cost
+}
+
+/// The cycles an instruction occupies the pipeline by its row and the
+/// Cortex-M3/M4 and Hazard3 rules on its neighbour (see the module's doc).
+fn instruction_cycles(
+    target: &Target,
+    code_region: Option<&crate::model::target::Region>,
+    insn: &Insn,
+    row: &ClassCost,
+    prev: Option<&Insn>,
+) -> u32 {
+    let transfers = u32::from(insn.transfers).div_ceil(row.registers_per_cycle);
+    let mut cycles = row.cycles + row.per_register * transfers;
+    if row.flags_extra > 0 && insn.writes & ARM_FLAGS != 0 {
+        cycles += row.flags_extra;
+    }
+    // pipelined after the directly preceding load (3.3.2 "LDR [any] are
+    // pipelined when possible")
+    let mut pipelined_after_load = false;
+    if let Some(p) = prev {
+        let p_row = target.row(p.class);
+        if insn.is_memory_single() {
+            pipelined_after_load = p.is_load_single()
+                && p.pipelinable
+                && insn.pipelinable
+                && p.writes & insn.address_regs == 0;
+            if let Some(pipelined) = row.pipelined {
+                if pipelined_after_load {
+                    cycles = cycles.min(pipelined + row.per_register * transfers.saturating_sub(1));
+                }
+            }
+            let data_processing = matches!(
+                p.class,
+                InsnClass::Alu | InsnClass::Dsp | InsnClass::Saturate
+            );
+            if data_processing && p.writes & insn.address_regs != 0 {
+                cycles += row.address_dependency;
+            }
+        }
+        if p.class == InsnClass::Load && p.writes & insn.reads != 0 {
+            cycles += p_row.map_or(0, |r| r.load_use);
+        }
+        // IT folding: an IT right after a 16-bit instruction executes
+        // in parallel with it
+        if let Some(folded) = row.folded {
+            if insn.class == InsnClass::It && p.size == 2 {
+                cycles = folded;
+            }
+        }
+    }
+    // a store with a register offset: nothing pipelines after it, so it
+    // holds the pipeline a cycle more, unless it pipelined after a load
+    if insn.class == InsnClass::Store && insn.register_offset && !pipelined_after_load {
+        cycles += row.register_offset;
+    }
+    // a literal in the memory the code is fetched from: the load and the
+    // instruction fetch contend for it
+    if let Some(literal) = insn.literal {
+        if row.literal_contention > 0
+            && code_region.is_some()
+            && target.region_of(literal, 4).map(|r| r.start) == code_region.map(|r| r.start)
+        {
+            cycles += row.literal_contention;
+        }
+    }
+    cycles
+}
+
+/// The issue schedule of one block: when each register's value is ready,
+/// when each busy unit is free, and the open pair of a dual-issue core.
+struct Schedule<'a> {
+    target: &'a Target,
+    /// The cycle the next instruction can issue in (from the block's start).
+    next: u32,
+    /// The cycle each register's value can be read in.
+    ready: [u32; 64],
+    /// The cycle each busy family (floating point, multiplier) is free.
+    free: [u32; 2],
+    /// The instruction that issued alone in cycle `.0` and may still take
+    /// a partner: its units and whether it wrote the flags.
+    open: Option<(u32, [u32; Unit::COUNT], bool)>,
+    /// Extra cycles of a taken branch at the block's end (an unpaired
+    /// flag pair, Cortex-M33).
+    taken_extra: u32,
+}
+
+impl<'a> Schedule<'a> {
+    fn new(target: &'a Target) -> Schedule<'a> {
+        Schedule {
+            target,
+            next: 0,
+            ready: [0; 64],
+            free: [0; 2],
+            open: None,
+            taken_extra: 0,
+        }
+    }
+
+    /// An instruction without a row: `cycles`, nothing else.
+    fn unpriced(&mut self, cycles: u32) {
+        self.next += cycles;
+        self.open = None;
+    }
+
+    /// Schedules `insn` (of `row`, occupying `cycles`) after `prev`.
+    fn issue(&mut self, insn: &Insn, row: &ClassCost, cycles: u32, prev: Option<&Insn>) {
+        // when its operands are ready (late operands are read later); a
+        // conditional branch or IT that may pair with the instruction that
+        // set its flags does not wait for them (Cortex-M33: the taken
+        // branch pays `flag_pair_taken` instead)
+        let mut need = 0;
+        let mut reads = insn.reads & !self.flags_exempt(insn);
+        while reads != 0 {
+            let r = reads.trailing_zeros();
+            reads &= reads - 1;
+            let early = if insn.late_reads & 1 << r != 0 {
+                row.late_operand
+            } else {
+                0
+            };
+            need = need.max(self.ready[r as usize].saturating_sub(early));
+        }
+        let family = insn.class.busy_family();
+        if let Some(f) = family {
+            need = need.max(self.free[f]);
+        }
+        let units = self.units(insn, row);
+        let issued = match self.open {
+            Some((at, used, flags)) if need <= at && self.pairs(insn, row, prev, &used, &units) => {
+                self.open = None;
+                if insn.class == InsnClass::BranchCond && flags {
+                    self.taken_extra = self.target.issue.flag_pair_taken;
+                }
+                self.next = self.next.max(at + cycles);
+                at
+            }
+            _ => {
+                let at = self.next.max(need);
+                self.next = at + cycles;
+                let can_lead = self.target.issue.width == 2
+                    && matches!(row.slot, Slot::Any | Slot::First)
+                    && (!self.target.issue.narrow_only || insn.size == 2);
+                self.open = can_lead.then_some((at, units, insn.writes & ARM_FLAGS != 0));
+                at
+            }
+        };
+        let latency = if insn.subword {
+            row.subword_latency.or(row.latency)
+        } else if insn.shifted {
+            row.shifted_latency.or(row.latency)
+        } else {
+            row.latency
+        }
+        .unwrap_or(cycles);
+        let mut writes = insn.writes;
+        while writes != 0 {
+            let r = writes.trailing_zeros();
+            writes &= writes - 1;
+            self.ready[r as usize] = issued + latency;
+        }
+        if let (Some(f), Some(busy)) = (family, row.busy) {
+            self.free[f] = self.free[f].max(issued + busy);
+        }
+    }
+
+    /// The units `insn` uses in its issue cycle.
+    fn units(&self, insn: &Insn, row: &ClassCost) -> [u32; Unit::COUNT] {
+        let mut used = [0; Unit::COUNT];
+        for u in &row.units {
+            used[u.index()] += 1;
+        }
+        if insn.shifted {
+            used[Unit::Shift.index()] += 1;
+        }
+        if insn.bitfield && self.target.issue.bitfield_first {
+            used[Unit::Simd.index()] += 1;
+        }
+        used
+    }
+
+    /// Whether `insn` may issue in the same cycle as the open instruction
+    /// (`prev`), which used `open_units`.
+    fn pairs(
+        &self,
+        insn: &Insn,
+        row: &ClassCost,
+        prev: Option<&Insn>,
+        open_units: &[u32; Unit::COUNT],
+        units: &[u32; Unit::COUNT],
+    ) -> bool {
+        let issue = &self.target.issue;
+        let Some(prev) = prev else {
+            return false;
+        };
+        if !matches!(row.slot, Slot::Any | Slot::Second)
+            || (issue.narrow_only && insn.size != 2)
+            || (issue.bitfield_first && insn.bitfield)
+        {
+            return false;
+        }
+        // no result of the older one (a write-after-write pair issues:
+        // MOVW, MOVT)
+        let late = if row.late_operand > 0 {
+            insn.late_reads
+        } else {
+            0
+        };
+        if prev.writes & insn.reads & !self.flags_exempt(insn) & !late != 0 {
+            return false;
+        }
+        (0..Unit::COUNT).all(|u| open_units[u] + units[u] <= issue.units[u])
+    }
+
+    /// The flags, for a conditional branch or IT on a core whose branch
+    /// pairs with the instruction that set them (`flag_pair_taken`).
+    fn flags_exempt(&self, insn: &Insn) -> RegMask {
+        let pairs_on_flags = self.target.issue.flag_pair_taken > 0
+            && matches!(insn.class, InsnClass::BranchCond | InsnClass::It);
+        if pairs_on_flags {
+            ARM_FLAGS
+        } else {
+            0
+        }
+    }
+
+    /// The block's end: the last issue, or a busy unit's end if later.
+    fn end(&self) -> u32 {
+        self.free.iter().copied().fold(self.next, u32::max)
+    }
 }
 
 /// Number of bits needed for the magnitude of `value`.
@@ -241,6 +505,12 @@ fn significant_bits(value: u32, signed: bool) -> u32 {
 /// `MultiplyEarlyTermination` (Cortex-M3 UMULL/SMULL 3-5, UMLAL/SMLAL 4-7,
 /// "early termination depending on the size of the source values"): one
 /// cycle more for each operand whose magnitude needs more than 16 bits.
+///
+/// `DivideBitSerial` (SiFive E31: "a 1-bit per cycle hardware divide",
+/// "between a 2-cycle and 33-cycle result latency, depending on the
+/// operand values"; the formula is this model's): 2 when the divisor is 0
+/// or larger than the dividend, else 2 plus one cycle per quotient bit,
+/// bits(a) - bits(b) + 1, at most `max` (33).
 pub fn dynamic_extra(site: &DynamicSite, a: u32, b: u32) -> u32 {
     let signed = site.operands.signed;
     let total = match site.rule {
@@ -258,6 +528,14 @@ pub fn dynamic_extra(site: &DynamicSite, a: u32, b: u32) -> u32 {
             site.base
                 + u32::from(significant_bits(a, signed) > 16)
                 + u32::from(significant_bits(b, signed) > 16)
+        }
+        DynamicCost::DivideBitSerial => {
+            let (bits_a, bits_b) = (significant_bits(a, signed), significant_bits(b, signed));
+            if b == 0 || bits_a < bits_b {
+                2
+            } else {
+                2 + (bits_a - bits_b + 1)
+            }
         }
     };
     total.clamp(site.base, site.max) - site.base
@@ -409,8 +687,8 @@ mod tests {
         let m0 = crate::model::target::builtin("cortex-m0").unwrap();
         let reg = [store(0, 0, 1, Some(2))];
         assert_eq!(price_block(&m0, &reg, 0).cycles, 2);
-        assert_eq!(m0.cost(InsnClass::Store).register_offset, 0);
-        assert_eq!(m0.cost(InsnClass::Load).literal_contention, 0);
+        assert_eq!(m0.required_row(InsnClass::Store).register_offset, 0);
+        assert_eq!(m0.required_row(InsnClass::Load).literal_contention, 0);
     }
 
     fn literal_load(addr: u64, dest: u8, literal: u64) -> Insn {
@@ -463,6 +741,184 @@ mod tests {
         assert_eq!(price_block(&m4(), &other_base, 0).cycles, 2 + 1);
         let same_base = [wb(0, 4, 7), wb(4, 5, 7)];
         assert_eq!(price_block(&m4(), &same_base, 0).cycles, 2 + 2);
+    }
+
+    fn target(name: &str) -> Target {
+        crate::model::target::builtin(name).unwrap()
+    }
+
+    /// An instruction of `class` writing `writes` and reading `reads`.
+    fn op(addr: u64, size: u8, class: InsnClass, writes: RegMask, reads: RegMask) -> Insn {
+        Insn {
+            writes,
+            reads,
+            ..Insn::simple(addr, size, class)
+        }
+    }
+
+    #[test]
+    fn a_result_consumed_next_waits_for_its_latency() {
+        // Cortex-M4F 7.2.3: VADD 1, one cycle longer if its result is
+        // consumed by the following instruction
+        let t = target("cortex-m4f");
+        let (s0, s1, s2) = (arm_s(0), arm_s(1), arm_s(2));
+        let dependent = [
+            op(0, 4, InsnClass::FpAdd, s0, s1),
+            op(4, 4, InsnClass::FpAdd, s2, s0),
+        ];
+        assert_eq!(price_block(&t, &dependent, 0).cycles, 1 + 2);
+        let independent = [
+            op(0, 4, InsnClass::FpAdd, s0, s1),
+            op(4, 4, InsnClass::FpAdd, s2, s1),
+        ];
+        assert_eq!(price_block(&t, &independent, 0).cycles, 2);
+    }
+
+    #[test]
+    fn a_multiply_accumulate_chain_reads_its_accumulator_late() {
+        // VMLA 3, latency 4, the addend read a cycle late: 3 each
+        let t = target("cortex-m4f");
+        let mla = |addr| Insn {
+            late_reads: arm_s(0),
+            ..op(
+                addr,
+                4,
+                InsnClass::FpMac,
+                arm_s(0),
+                arm_s(0) | arm_s(1) | arm_s(2),
+            )
+        };
+        assert_eq!(price_block(&t, &[mla(0), mla(4), mla(8)], 0).cycles, 9);
+        // the product's operand depends on the last result: no advance
+        let use_as_factor = op(12, 4, InsnClass::FpMul, arm_s(3), arm_s(0));
+        assert_eq!(
+            price_block(&t, &[mla(0), use_as_factor], 0).cycles,
+            3 + 1 + 1
+        );
+    }
+
+    #[test]
+    fn a_busy_unit_lets_integer_instructions_run_and_holds_the_next_fp_one() {
+        // VDIV issues in 1 and keeps the FPU 14: two ALU instructions run
+        // meanwhile, a VADD waits until cycle 14; a block ending with the
+        // FPU still busy ends when it is free
+        let t = target("cortex-m4f");
+        let div = op(0, 4, InsnClass::FpDiv, arm_s(0), arm_s(1) | arm_s(2));
+        let alu = |addr| op(addr, 2, InsnClass::Alu, 1 << 3, 1 << 4);
+        let add = op(8, 4, InsnClass::FpAdd, arm_s(5), arm_s(6));
+        assert_eq!(
+            price_block(&t, &[div.clone(), alu(4), alu(6), add], 0).cycles,
+            14 + 1
+        );
+        assert_eq!(price_block(&t, &[div, alu(4)], 0).cycles, 14);
+    }
+
+    #[test]
+    fn the_cortex_m7_pairs_independent_instructions() {
+        let t = target("cortex-m7");
+        let alu = |addr, w: u8, r: u8| op(addr, 4, InsnClass::Alu, 1 << w, 1 << r);
+        // two independent ALU instructions: one cycle; dependent: two
+        assert_eq!(price_block(&t, &[alu(0, 1, 2), alu(4, 3, 4)], 0).cycles, 1);
+        assert_eq!(price_block(&t, &[alu(0, 1, 2), alu(4, 3, 1)], 0).cycles, 2);
+        // four independent: two pairs
+        let four = [alu(0, 1, 2), alu(4, 3, 4), alu(8, 5, 6), alu(12, 7, 8)];
+        assert_eq!(price_block(&t, &four, 0).cycles, 2);
+        // two stores do not pair (one store unit); a load and a store do
+        let store = |addr| Insn {
+            address_regs: 1 << 9,
+            late_reads: 1,
+            ..op(addr, 4, InsnClass::Store, 0, (1 << 9) | 1)
+        };
+        assert_eq!(price_block(&t, &[store(0), store(4)], 0).cycles, 2);
+        let load = Insn {
+            address_regs: 1 << 10,
+            ..op(0, 4, InsnClass::Load, 1 << 2, 1 << 10)
+        };
+        assert_eq!(price_block(&t, &[load, store(4)], 0).cycles, 1);
+        // a bit-field instruction issues only first: it does not pair after
+        let bitfield = Insn {
+            bitfield: true,
+            ..alu(4, 3, 4)
+        };
+        assert_eq!(
+            price_block(&t, &[alu(0, 1, 2), bitfield.clone()], 0).cycles,
+            2
+        );
+        assert_eq!(price_block(&t, &[bitfield, alu(8, 5, 6)], 0).cycles, 1);
+        // a store of the value computed in the same cycle pairs (its data
+        // is read late)
+        let compute = alu(0, 0, 2);
+        assert_eq!(price_block(&t, &[compute, store(4)], 0).cycles, 1);
+        // load and store multiples: two registers a cycle, alone
+        let ldm = Insn {
+            transfers: 4,
+            ..op(0, 2, InsnClass::LoadMultiple, 0xf, 1 << 9)
+        };
+        assert_eq!(price_block(&t, &[ldm, alu(2, 5, 6)], 0).cycles, 2 + 1);
+    }
+
+    #[test]
+    fn the_cortex_m33_pairs_a_branch_with_the_narrow_instruction_before_it() {
+        let t = target("cortex-m33");
+        let subs = op(0, 2, InsnClass::Alu, (1 << 7) | ARM_FLAGS, 1 << 7);
+        let add = op(0, 2, InsnClass::Alu, 1 << 0, 1 << 1);
+        let bne = op(2, 2, InsnClass::BranchCond, 0, ARM_FLAGS);
+        // not taken: 0 (paired); taken after the flag-setting SUBS: 2
+        let cost = price_block(&t, &[subs.clone(), bne.clone()], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (1, 1 + 1));
+        // taken after an instruction that does not set the flags: 1
+        let cost = price_block(&t, &[add, bne.clone()], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (1, 1));
+        // after a 32-bit instruction: no pair, 1 + 1 taken
+        let wide = op(0, 4, InsnClass::Alu, (1 << 7) | ARM_FLAGS, 1 << 7);
+        let cost = price_block(&t, &[wide, Insn { addr: 4, ..bne }], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (2, 1));
+        // two narrow ALU instructions do not pair
+        let a = op(0, 2, InsnClass::Alu, 1, 2);
+        let b = op(2, 2, InsnClass::Alu, 4, 8);
+        assert_eq!(price_block(&t, &[a, b], 0).cycles, 2);
+    }
+
+    #[test]
+    fn an_instruction_without_a_row_is_listed_and_charged_as_alu() {
+        let t = m4();
+        let div = op(2, 4, InsnClass::FpDiv, arm_s(0), arm_s(1));
+        let cost = price_block(&t, &[Insn::simple(0, 2, InsnClass::Alu), div], 0);
+        assert_eq!(cost.cycles, 2);
+        assert_eq!(
+            cost.unpriced,
+            [Unpriced {
+                addr: 2,
+                size: 4,
+                class: InsnClass::FpDiv
+            }]
+        );
+    }
+
+    #[test]
+    fn the_multiplier_option_changes_the_row() {
+        let fast = target("cortex-m0plus");
+        let small = target("cortex-m0plus:multiplier=small");
+        let mul = [Insn::simple(0, 2, InsnClass::Mul)];
+        assert_eq!(price_block(&fast, &mul, 0).cycles, 1);
+        assert_eq!(price_block(&small, &mul, 0).cycles, 32);
+        assert_eq!(small.name, "cortex-m0plus:multiplier=small");
+        assert!(crate::model::target::builtin("cortex-m0plus:multiplier=huge").is_err());
+        assert!(crate::model::target::builtin("cortex-m4:multiplier=small").is_err());
+    }
+
+    #[test]
+    fn the_bit_serial_divider_costs_a_cycle_per_quotient_bit() {
+        let site = DynamicSite {
+            rule: DynamicCost::DivideBitSerial,
+            base: 2,
+            max: 33,
+            ..div_site()
+        };
+        assert_eq!(dynamic_extra(&site, 7, 1000), 0); // quotient 0: 2
+        assert_eq!(dynamic_extra(&site, 1000, 7), 10 - 3 + 1); // 2 + 8
+        assert_eq!(2 + dynamic_extra(&site, u32::MAX, 1), 33);
+        assert_eq!(dynamic_extra(&site, 5, 0), 0);
     }
 
     fn div_site() -> DynamicSite {

@@ -26,7 +26,10 @@ pub const TIMEOUT: i32 = 123;
 /// exactly once, or the output differs from `--expect-output` (for a
 /// suite: not every entry ran).
 pub const VERIFICATION: i32 = 124;
-/// The run could not start: a bad ELF, target, option or output path.
+/// The run could not start: a bad ELF, target, option or output path, an
+/// ELF whose build attributes are another core's (`--force-target`); or it
+/// met an instruction the target's cycle table does not price (never
+/// priced silently; `--allow-unpriced` counts it instead).
 pub const SETUP: i32 = 125;
 /// The guest needs what sim-host does not model (a System Control Space
 /// register, an instruction without a price): the same status as a run

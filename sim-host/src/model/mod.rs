@@ -1,12 +1,15 @@
 //! What a core is and costs, with no emulator: target descriptions,
-//! instruction decoding into classes, block pricing, and the tool's exit
-//! statuses. Nothing here depends on a layer above.
+//! instruction decoding into classes, block pricing, branch prediction,
+//! what code a core runs, and the tool's exit statuses. Nothing here
+//! depends on a layer above.
 
 pub mod cores;
 pub mod cycles;
 pub mod decode;
 pub mod exit;
+pub mod isa;
 pub mod limits;
 pub mod peripherals;
+pub mod predictor;
 pub mod svd;
 pub mod target;

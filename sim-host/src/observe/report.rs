@@ -9,7 +9,7 @@
 //!   "schema_version": 2,
 //!   "elf": string, "target": string, "clock_hz": integer,
 //!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error"
-//!                       |"internal_error"|"unsupported"|"system_reset",
+//!                       |"internal_error"|"unsupported"|"system_reset"|"unpriced",
 //!             "exit_status"?: integer, "message"?: string },
 //!   "totals": { "instructions": integer, "cycles": integer, "cpi": number,
 //!               "simulated_seconds": number, "host_seconds": number, "mips": number },
@@ -22,6 +22,7 @@
 //!                   "share": number } ],
 //!   "arp_file": null | { "path": string, "records": integer, "partial": bool },
 //!   "warnings": [string],
+//!   "unpriced"?: [ { "mnemonic": string, "class": string, "executions": integer } ],
 //!   "threads_created": integer,
 //!   "cores": [ { "busy_cycles": integer, "waiting_cycles": integer, "threads": [integer] } ],
 //!   "playback": null | { "recorded": integer, "played_once": integer, "missing": integer,
@@ -58,6 +59,10 @@ pub struct Report {
     pub sections: Vec<SectionRow>,
     pub arp_file: Option<ArpFileJson>,
     pub warnings: Vec<String>,
+    /// With `--allow-unpriced`: executions of instructions the cycle table
+    /// does not price, by mnemonic (absent when there were none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced: Vec<crate::engine::UnpricedCount>,
     pub threads_created: usize,
     pub cores: Vec<Core>,
     pub playback: Option<PlaybackJson>,
@@ -173,6 +178,7 @@ impl Report {
                 None,
                 Some("the guest asked for a system reset (AIRCR.SYSRESETREQ)".to_owned()),
             ),
+            Stop::Unpriced(u) => ("unpriced", None, Some(u.to_string())),
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
@@ -205,6 +211,7 @@ impl Report {
                     partial: *partial,
                 }),
             warnings: outcome.warnings.clone(),
+            unpriced: outcome.unpriced.clone(),
             threads_created: outcome.threads_created,
             peripherals: outcome.peripheral_accesses.clone(),
             cores: outcome.cores.clone(),

@@ -33,15 +33,16 @@ pub enum ScaffoldError {
     },
 }
 
-/// Creates project `name` in `parent`; returns its folder. `sdk` is the
-/// SDK folder (the Rust project refers to its `arp-guest` crate) and
-/// `sim_host` the command the project runs.
+/// Creates project `name` in `parent`; returns its folder. `sim_host` is
+/// the command the project runs. A Rust project carries its own copy of the
+/// SDK's `arp-guest` crate and the stubs it compiles (`arp-sdk/`, a
+/// relative path dependency), so its `Cargo.toml` names no folder outside
+/// the project: it can be committed, and survives an upgrade of sim-host.
 pub fn create(
     parent: &Path,
     name: &str,
     target: &Target,
     lang: Lang,
-    sdk: &Path,
     sim_host: &str,
 ) -> Result<PathBuf, ScaffoldError> {
     check_name(name)?;
@@ -50,8 +51,11 @@ pub fn create(
         return Err(ScaffoldError::Exists(dir));
     }
     let files = match lang {
-        Lang::C => c_files(),
-        Lang::Rust => rust_files(target, sdk, sim_host)?,
+        Lang::C => c_files()
+            .into_iter()
+            .map(|(path, text)| (path.to_owned(), text))
+            .collect(),
+        Lang::Rust => rust_files(target, sim_host)?,
     };
     for (relative, text) in files {
         let text = text
@@ -143,11 +147,10 @@ fn runtime(arch: Arch) -> Runtime {
     }
 }
 
-fn rust_files(
-    target: &Target,
-    sdk: &Path,
-    sim_host: &str,
-) -> Result<Vec<(&'static str, String)>, ScaffoldError> {
+/// The folder of a Rust project that holds its copy of the SDK's crate.
+pub const VENDORED_SDK: &str = "arp-sdk";
+
+fn rust_files(target: &Target, sim_host: &str) -> Result<Vec<(String, String)>, ScaffoldError> {
     let triple = target
         .guest
         .rust_target
@@ -156,14 +159,13 @@ fn rust_files(
     let rt = runtime(target.arch);
     let fill = |text: &str| {
         text.replace("{{RUST_TARGET}}", &triple)
-            .replace("{{SDK}}", &sdk.display().to_string())
             .replace("{{SIM_HOST}}", sim_host)
             .replace("{{RUNTIME_DEPENDENCIES}}", rt.dependencies)
             .replace("{{RUNTIME_USE}}", rt.uses)
             .replace("{{EXIT}}", rt.exit)
             .replace("{{RUSTFLAGS}}", rt.rustflags)
     };
-    Ok(vec![
+    let mut files: Vec<(String, String)> = vec![
         (
             "Cargo.toml",
             fill(include_str!("../../templates/rust/Cargo.toml")),
@@ -186,7 +188,21 @@ fn rust_files(
         ),
         ("memory.x", memory_x(target)?),
         (".gitignore", "/target\n".into()),
-    ])
+    ]
+    .into_iter()
+    .map(|(path, text): (&str, String)| (path.to_owned(), text))
+    .collect();
+    // the SDK's Rust crate with the C files its build script compiles
+    // (`../../src`, `../../include`), in the SDK's own layout
+    for (path, text) in crate::tools::sdk::files() {
+        if ["rust/arp-guest/", "src/", "include/"]
+            .iter()
+            .any(|prefix| path.starts_with(prefix))
+        {
+            files.push((format!("{VENDORED_SDK}/{path}"), text));
+        }
+    }
+    Ok(files)
 }
 
 /// The linker's view of the target's memory map, as the runtime crates
@@ -239,11 +255,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let t = crate::model::target::builtin("cortex-m4").unwrap();
         for bad in ["", "1x", "a/b", "../x", "a b"] {
-            let err = create(dir.path(), bad, &t, Lang::C, dir.path(), "sim-host").unwrap_err();
+            let err = create(dir.path(), bad, &t, Lang::C, "sim-host").unwrap_err();
             assert!(matches!(err, ScaffoldError::BadName(_)), "{bad}: {err}");
         }
         std::fs::create_dir(dir.path().join("taken")).unwrap();
-        let err = create(dir.path(), "taken", &t, Lang::C, dir.path(), "sim-host").unwrap_err();
+        let err = create(dir.path(), "taken", &t, Lang::C, "sim-host").unwrap_err();
         assert!(matches!(err, ScaffoldError::Exists(_)));
     }
 
@@ -252,19 +268,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (name, target) in [("c4", "cortex-m4"), ("r5", "rv32imac")] {
             let t = crate::model::target::builtin(target).unwrap();
-            let c = create(dir.path(), name, &t, Lang::C, dir.path(), "sim-host").unwrap();
+            let c = create(dir.path(), name, &t, Lang::C, "sim-host").unwrap();
             let make = std::fs::read_to_string(c.join("Makefile")).unwrap();
             assert!(make.contains(&format!("TARGET ?= {target}")));
             let rust_name = format!("{name}-rs");
-            let r = create(
-                dir.path(),
-                &rust_name,
-                &t,
-                Lang::Rust,
-                dir.path(),
-                "sim-host",
-            )
-            .unwrap();
+            let r = create(dir.path(), &rust_name, &t, Lang::Rust, "sim-host").unwrap();
             let config = std::fs::read_to_string(r.join(".cargo/config.toml")).unwrap();
             let triple = t.guest.rust_target.as_deref().unwrap();
             assert!(
@@ -280,6 +288,24 @@ mod tests {
             for file in ["Cargo.toml", "src/main.rs", "README.md"] {
                 let text = std::fs::read_to_string(r.join(file)).unwrap();
                 assert!(!text.contains("{{"), "{file} has an unfilled placeholder");
+            }
+            // the crate is the project's own: a relative path, no SDK folder
+            let cargo = std::fs::read_to_string(r.join("Cargo.toml")).unwrap();
+            assert!(
+                cargo.contains("arp-guest = { path = \"arp-sdk/rust/arp-guest\" }"),
+                "{cargo}"
+            );
+            assert!(
+                !cargo.contains(&dir.path().display().to_string()),
+                "{cargo}"
+            );
+            for file in [
+                "arp-sdk/rust/arp-guest/Cargo.toml",
+                "arp-sdk/rust/arp-guest/build.rs",
+                "arp-sdk/src/arp_stubs.c",
+                "arp-sdk/include/atomium_rp.h",
+            ] {
+                assert!(r.join(file).is_file(), "{file}");
             }
         }
     }

@@ -63,6 +63,14 @@ const STATIC_FILES: &[(&str, &str)] = &[
     ),
     ("ld/mps2.ld", include_str!("../../../guest-shim/ld/mps2.ld")),
     (
+        "ld/mps2-an505.ld",
+        include_str!("../../../guest-shim/ld/mps2-an505.ld"),
+    ),
+    (
+        "ld/rp2040.ld",
+        include_str!("../../../guest-shim/ld/rp2040.ld"),
+    ),
+    (
         "ld/rv32-mcu.ld",
         include_str!("../../../guest-shim/ld/rv32-mcu.ld"),
     ),
@@ -105,6 +113,36 @@ pub fn ldscript(target: &Target) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
+/// Flags at the end of the link command that pick the C library's
+/// multilib whatever `-march` the user compiled with. RISC-V gcc (12)
+/// matches a multilib by the exact `-march` string: `rv32imac_zicsr` (which
+/// code reading CSRs needs without `-misa-spec=2.2`) matches none and falls
+/// back to the default rv64 library ("file in wrong format"). The target's
+/// own `-march`, reduced to its single-letter extensions, and `-mabi` name
+/// the library (`rv32imac/ilp32`); the objects keep the ISA they were
+/// compiled with. Arm picks its multilib from `-mcpu`, `-mfpu` and
+/// `-mfloat-abi` (the target's hard-float flags give `v7e-m+fp/hard`,
+/// `v7e-m+dp/hard`, `v8-m.main+fp/hard`): nothing to add.
+pub fn multilib_flags(t: &Target) -> Vec<String> {
+    if t.arch != Arch::Riscv {
+        return Vec::new();
+    }
+    t.guest
+        .cflags
+        .iter()
+        .filter_map(|f| {
+            if let Some(march) = f.strip_prefix("-march=") {
+                let base = march.split('_').next().unwrap_or(march);
+                Some(format!("-march={base}"))
+            } else if f.starts_with("-mabi=") {
+                Some(f.clone())
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 fn make_fragment(t: &Target) -> String {
     format!(
         "# sim-host SDK: building guests for `{name}` ({description}).\n\
@@ -114,7 +152,7 @@ fn make_fragment(t: &Target) -> String {
          SIM_HOST_TARGET := {name}\n\
          CC := {cc}\n\
          SDK_CFLAGS := {target_flags} {common} -I$(SIM_HOST_SDK)/include\n\
-         SDK_LDFLAGS := -T$(SIM_HOST_SDK)/ld/{ld}\n\
+         SDK_LDFLAGS := -T$(SIM_HOST_SDK)/ld/{ld}{multilib}\n\
          SDK_STUB_SOURCES := $(SIM_HOST_SDK)/src/arp_stubs.c $(SIM_HOST_SDK)/src/simthread_stubs.c\n\
          SDK_STUB_CFLAGS := {stub}\n",
         name = t.name,
@@ -124,6 +162,10 @@ fn make_fragment(t: &Target) -> String {
         target_flags = t.guest.cflags.join(" "),
         common = COMMON_CFLAGS.join(" "),
         ld = ldscript(t),
+        multilib = multilib_flags(t)
+            .iter()
+            .map(|f| format!(" {f}"))
+            .collect::<String>(),
         stub = STUB_CFLAGS.join(" "),
     )
 }
@@ -145,7 +187,7 @@ fn cmake_toolchain(t: &Target) -> String {
          get_filename_component(SIM_HOST_SDK \"${{CMAKE_CURRENT_LIST_DIR}}/..\" ABSOLUTE)\n\
          set(SIM_HOST_TARGET {name})\n\
          set(CMAKE_C_FLAGS_INIT \"{target_flags} {common} -I${{SIM_HOST_SDK}}/include\")\n\
-         set(CMAKE_EXE_LINKER_FLAGS_INIT \"-T${{SIM_HOST_SDK}}/ld/{ld}\")\n\
+         set(CMAKE_EXE_LINKER_FLAGS_INIT \"-T${{SIM_HOST_SDK}}/ld/{ld}{multilib}\")\n\
          set(SIM_HOST_STUB_SOURCES ${{SIM_HOST_SDK}}/src/arp_stubs.c ${{SIM_HOST_SDK}}/src/simthread_stubs.c)\n\
          set_source_files_properties(${{SIM_HOST_STUB_SOURCES}} PROPERTIES COMPILE_OPTIONS \"{stub_list}\")\n",
         name = t.name,
@@ -155,6 +197,10 @@ fn cmake_toolchain(t: &Target) -> String {
         target_flags = t.guest.cflags.join(" "),
         common = COMMON_CFLAGS.join(" "),
         ld = ldscript(t),
+        multilib = multilib_flags(t)
+            .iter()
+            .map(|f| format!(" {f}"))
+            .collect::<String>(),
         stub_list = STUB_CFLAGS.join(";"),
     )
 }
@@ -237,8 +283,26 @@ mod tests {
                 );
             }
             assert!(mk.contains(&format!("CC := {}", target.guest.cc)));
+            let ldflags = mk.lines().find(|l| l.starts_with("SDK_LDFLAGS")).unwrap();
+            for flag in multilib_flags(&target) {
+                assert!(ldflags.contains(&flag), "{name}: {ldflags}");
+            }
             let ld = format!("ld/{}", ldscript(&target));
             assert!(files.iter().any(|(p, _)| *p == ld), "{ld} is shipped");
+        }
+    }
+
+    /// A RISC-V link names the multilib by the base ISA and ABI; an Arm
+    /// one needs nothing beyond the target's -mcpu/-mfpu/-mfloat-abi.
+    #[test]
+    fn riscv_links_name_their_multilib() {
+        for name in ["rv32imac", "sifive-e31"] {
+            let t = crate::model::target::builtin(name).unwrap();
+            assert_eq!(multilib_flags(&t), ["-march=rv32imac", "-mabi=ilp32"]);
+        }
+        for name in ["cortex-m4f", "cortex-m7", "cortex-m33", "cortex-m0plus"] {
+            let t = crate::model::target::builtin(name).unwrap();
+            assert!(multilib_flags(&t).is_empty(), "{name}");
         }
     }
 

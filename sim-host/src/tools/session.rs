@@ -96,6 +96,9 @@ pub struct RunSpec {
     pub progress: bool,
     /// A CMSIS-SVD file naming the part's peripherals (`--svd`).
     pub svd: Option<PathBuf>,
+    /// Run the ELF even when its build attributes say it is for another
+    /// core than the target.
+    pub force_target: bool,
 }
 
 impl RunSpec {
@@ -113,6 +116,7 @@ impl RunSpec {
             compare: None,
             progress: false,
             svd: None,
+            force_target: false,
         }
     }
 }
@@ -184,6 +188,7 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
         Stop::Internal(_) => exit::INTERNAL,
         Stop::Unsupported(_) => exit::UNSUPPORTED,
         Stop::SystemReset => exit::SYSTEM_RESET,
+        Stop::Unpriced(_) => exit::SETUP,
         Stop::CycleLimit(_) => exit::CYCLE_LIMIT,
         Stop::Timeout(_) => exit::TIMEOUT,
         Stop::Interrupted(signal) => exit::for_signal(signal),
@@ -220,6 +225,9 @@ pub fn prepare_unchecked(spec: &RunSpec) -> Result<Prepared> {
 fn load_guest(spec: &RunSpec) -> Result<(Target, GuestImage)> {
     let target = spec.target.load()?;
     let image = GuestImage::load(&spec.elf, &target)?;
+    if !spec.force_target {
+        crate::image::attributes::check(image.needs.as_ref(), &spec.elf, &target)?;
+    }
     Ok((target, image))
 }
 

@@ -285,6 +285,96 @@ loop_function loop_tbb
 3:  adds    r5, r5, #1
     loop_end
 
+#if defined(__ARM_FP)
+/* Kernels 20..27 (issue 25): the FPU, on cores that have one (built with
+ * hard float: cortex-m4f, cortex-m7, cortex-m33). Every instruction is
+ * 32-bit, so loop labels stay word aligned. Counts in
+ * tests/tests/microbench.rs. */
+
+/* 20: a chain of dependent VADD.F32 */
+loop_function loop_vadd_chain
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+1:  vadd.f32 s0, s0, s1
+    vadd.f32 s0, s0, s1
+    vadd.f32 s0, s0, s1
+    vadd.f32 s0, s0, s1
+    loop_end
+
+/* 21: a chain of VMLA.F32 on one accumulator */
+loop_function loop_vmla_chain
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+    vmov.f32 s2, #1.0
+1:  vmla.f32 s0, s1, s2
+    vmla.f32 s0, s1, s2
+    vmla.f32 s0, s1, s2
+    vmla.f32 s0, s1, s2
+    loop_end
+
+/* 22: a chain of VFMA.F32 on one accumulator */
+loop_function loop_vfma_chain
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+    vmov.f32 s2, #1.0
+1:  vfma.f32 s0, s1, s2
+    vfma.f32 s0, s1, s2
+    vfma.f32 s0, s1, s2
+    vfma.f32 s0, s1, s2
+    loop_end
+
+/* 23: a chain of dependent VDIV.F32 */
+loop_function loop_vdiv_chain
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+1:  vdiv.f32 s0, s0, s1
+    vdiv.f32 s0, s0, s1
+    vdiv.f32 s0, s0, s1
+    vdiv.f32 s0, s0, s1
+    loop_end
+
+/* 24: independent VSQRT.F32 */
+loop_function loop_vsqrt
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+1:  vsqrt.f32 s2, s1
+    vsqrt.f32 s3, s1
+    vsqrt.f32 s4, s1
+    vsqrt.f32 s5, s1
+    loop_end
+
+/* 25: independent VLDR.32 */
+loop_function loop_vldr
+    movw    r7, #:lower16:buffer
+    movt    r7, #:upper16:buffer
+    movw    r3, #ITER
+1:  vldr    s4, [r7]
+    vldr    s5, [r7, #4]
+    vldr    s6, [r7, #8]
+    vldr    s7, [r7, #12]
+    loop_end
+
+/* 26: moves between core and FPU registers */
+loop_function loop_vmov
+    movw    r3, #ITER
+1:  vmov    s4, r4
+    vmov    r5, s5
+    vmov    s6, r6
+    vmov    r0, s7
+    loop_end
+
+/* 27: independent VMUL.F32 and VADD.F32 */
+loop_function loop_vmul_vadd
+    movw    r3, #ITER
+    vmov.f32 s1, #1.0
+    vmov.f32 s2, #1.0
+1:  vmul.f32 s4, s1, s2
+    vadd.f32 s5, s1, s2
+    vmul.f32 s6, s1, s2
+    vadd.f32 s7, s1, s2
+    loop_end
+#endif /* __ARM_FP */
+
 /* kernel K: arp_enter_kernel(1, K, 0); loop_<kind>(); arp_leave_kernel(1, K) */
     .macro kernel sid, fn
 #ifndef ARP_NONE
@@ -310,7 +400,11 @@ main:
 #ifndef ARP_NONE
     bl      arpsim_add_callbacks
     movs    r0, #1          /* max tid */
+#if defined(__ARM_FP)
+    movs    r1, #27         /* max sid */
+#else
     movs    r1, #19         /* max sid */
+#endif
     movs    r2, #1          /* arp_record_all */
     bl      arpsim_start
 #endif
@@ -333,6 +427,16 @@ main:
     kernel  17, loop_pop_pc
     kernel  18, loop_str_ldr
     kernel  19, loop_tbb
+#if defined(__ARM_FP)
+    kernel  20, loop_vadd_chain
+    kernel  21, loop_vmla_chain
+    kernel  22, loop_vfma_chain
+    kernel  23, loop_vdiv_chain
+    kernel  24, loop_vsqrt
+    kernel  25, loop_vldr
+    kernel  26, loop_vmov
+    kernel  27, loop_vmul_vadd
+#endif
 #ifndef ARP_NONE
     bl      arp_finish
 #endif

@@ -149,6 +149,14 @@ impl Scs {
         self.vtor
     }
 
+    /// VTOR's value at reset: where the part's boot left the vector table
+    /// (0 on a core without VTOR, whose table is always at 0).
+    pub fn reset_vtor(&mut self, table: u32) {
+        if self.has_vtor() {
+            self.vtor = table & 0xFFFF_FF80;
+        }
+    }
+
     /// CCR.STKALIGN: exception frames are 8-byte aligned.
     pub fn stack_align_8(&self) -> bool {
         self.ccr & (1 << 9) != 0

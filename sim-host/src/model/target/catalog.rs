@@ -18,16 +18,36 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../targets/cortex-m0.toml"),
     ),
     (
+        "cortex-m0plus",
+        include_str!("../../../../targets/cortex-m0plus.toml"),
+    ),
+    (
         "cortex-m3",
         include_str!("../../../../targets/cortex-m3.toml"),
+    ),
+    (
+        "cortex-m33",
+        include_str!("../../../../targets/cortex-m33.toml"),
     ),
     (
         "cortex-m4",
         include_str!("../../../../targets/cortex-m4.toml"),
     ),
     (
+        "cortex-m4f",
+        include_str!("../../../../targets/cortex-m4f.toml"),
+    ),
+    (
+        "cortex-m7",
+        include_str!("../../../../targets/cortex-m7.toml"),
+    ),
+    (
         "rv32imac",
         include_str!("../../../../targets/rv32imac.toml"),
+    ),
+    (
+        "sifive-e31",
+        include_str!("../../../../targets/sifive-e31.toml"),
     ),
 ];
 

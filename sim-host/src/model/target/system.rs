@@ -74,8 +74,6 @@ pub struct SystemFile {
     exception_entry: Option<CitedValue>,
     exception_return: Option<CitedValue>,
     tail_chain: Option<CitedValue>,
-    /// Whether the core has its FPU (a Cortex-M4 may be built without).
-    fpu: Option<bool>,
     #[serde(default)]
     peripherals: Vec<Peripheral>,
     machine_timer: Option<MachineTimer>,
@@ -130,7 +128,6 @@ impl SystemFile {
             ("exception_entry", self.exception_entry.is_some()),
             ("exception_return", self.exception_return.is_some()),
             ("tail_chain", self.tail_chain.is_some()),
-            ("fpu", self.fpu.is_some()),
         ]
         .into_iter()
         .find(|(_, given)| *given)
@@ -145,9 +142,6 @@ impl SystemFile {
         }
         if let Some(v) = &self.irqs {
             facts.irqs = checked("irqs", v, 1..=MAX_IRQS)? as u32;
-        }
-        if let Some(fpu) = self.fpu {
-            facts.fpu = fpu;
         }
         if let Some(v) = &self.priority_bits {
             facts.priority_bits = checked("priority_bits", v, 2..=8)? as u8;

@@ -974,6 +974,7 @@ mod tests {
             segments: Vec::new(),
             functions: Vec::new(),
             symbols: Vec::new(),
+            needs: None,
         };
         let mut warnings = Vec::new();
         let mut b = Builder {

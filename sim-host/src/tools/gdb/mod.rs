@@ -346,9 +346,11 @@ impl<A: GuestArch> Session<A> {
             Stop::CycleLimit(_) | Stop::Timeout(_) => {
                 MultiThreadStopReason::Terminated(Signal::SIGXCPU)
             }
-            Stop::Arp(_) | Stop::Internal(_) | Stop::Unsupported(_) | Stop::SystemReset => {
-                MultiThreadStopReason::Terminated(Signal::SIGABRT)
-            }
+            Stop::Arp(_)
+            | Stop::Internal(_)
+            | Stop::Unsupported(_)
+            | Stop::SystemReset
+            | Stop::Unpriced(_) => MultiThreadStopReason::Terminated(Signal::SIGABRT),
         };
         let mut stub = self.stub.take().ok_or("gdb is gone")?;
         if let Stop::Fault(fault) = stop {

@@ -139,9 +139,9 @@ mod tests {
             e.contains("entry 1 (f.target=cortex-m0.cores=9999): field `matrix.cores`: 9999"),
             "{e}"
         );
-        let e = manifest_in(dir.path(), &MATRIX.replace("cortex-m4", "cortex-m7")).unwrap_err();
+        let e = manifest_in(dir.path(), &MATRIX.replace("cortex-m4", "cortex-m55")).unwrap_err();
         assert!(
-            e.contains("(f.target=cortex-m7.cores=1): field `matrix.target`"),
+            e.contains("(f.target=cortex-m55.cores=1): field `matrix.target`"),
             "{e}"
         );
         let e = manifest_in(dir.path(), "[[entry]]\nname = \"n\"\nelf = \"g/{target}/f.elf\"\nmatrix = { target = [\"cortex-m3\"] }\n").unwrap_err();
