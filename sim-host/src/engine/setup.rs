@@ -19,6 +19,7 @@ use super::state::{
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
 use crate::host::arp_host::ArpHost;
+use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::sandbox::Sandbox;
 use crate::host::semihost::{HostConsole, Semihost};
 use crate::host::threads::Scheduler;
@@ -196,9 +197,22 @@ fn guest_io(
         what: format!("--fs-root {}", root.unwrap_or(Path::new("")).display()),
         message: e.to_string(),
     })?;
+    let check = options
+        .expect_output
+        .as_ref()
+        .map(OutputCheck::open)
+        .transpose()
+        .map_err(|e| MachineError::Setup {
+            what: match &options.expect_output {
+                Some(ExpectedOutput::File(p)) => format!("--expect-output {}", p.display()),
+                _ => "the expected output".into(),
+            },
+            message: e.to_string(),
+        })?;
     Ok(GuestIo {
         semihost: Semihost::new(sandbox, options.cmdline.clone(), target.clock_hz, heap),
         console: HostConsole {
+            check,
             echo: options.echo,
             deadline: options.timeout.map(|t| Instant::now() + t),
             interrupt: options.interrupt.clone(),

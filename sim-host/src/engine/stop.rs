@@ -167,6 +167,8 @@ pub(super) fn outcome(
         instructions: st.clock.instructions,
         host_time,
         console: std::mem::take(&mut st.io.console.captured),
+        console_bytes: st.io.console.written,
+        output_check: st.io.console.check.take().map(|c| c.finish()),
         sections: st.section_traces(),
         arp_file,
         arp_error,

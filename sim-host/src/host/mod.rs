@@ -5,6 +5,7 @@
 
 pub mod arp_host;
 pub mod counters;
+pub mod expected;
 pub mod plugin;
 pub mod progress;
 pub mod sandbox;

@@ -7,6 +7,7 @@
 //! Printing is the caller's: nothing here writes to the terminal.
 
 use crate::engine::{self, MachineError, Observer, RunOptions, RunOutcome, Stop};
+use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::plugin::{Plugin, PluginSpec};
 use crate::host::progress::Progress;
 use crate::image::elf::GuestImage;
@@ -122,7 +123,6 @@ pub struct Prepared {
     pub options: RunOptions,
     profiler: Option<Profiler>,
     callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
-    expected_output: Option<Vec<u8>>,
     measured: Option<u64>,
     /// Drawn while the guest runs; erased when dropped.
     progress: Option<Progress>,
@@ -231,11 +231,15 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
         None => None,
         Some(_) => Some(Rc::new(RefCell::new(CallgrindCollector::new(&image)?))),
     };
-    let expected_output = spec
-        .expect_output
-        .as_ref()
-        .map(|p| std::fs::read(p).with_context(|| format!("--expect-output {}", p.display())))
-        .transpose()?;
+    // compared while the guest writes (never held): opened here once so
+    // a missing file stops the run before it starts
+    let expected = spec.expect_output.as_ref().map(|p| {
+        let expected = ExpectedOutput::File(p.clone());
+        OutputCheck::open(&expected)
+            .map(|_| expected)
+            .with_context(|| format!("--expect-output {}", p.display()))
+    });
+    let expected = expected.transpose()?;
     let measured = spec
         .compare
         .as_ref()
@@ -248,13 +252,15 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
     options.arp.trace_events = outputs.trace_events.as_ref().map(|_| outputs.trace_limit);
     options.arp.plugins = Plugin::load_all(&spec.plugins, target.clock_hz)?;
     options.observers = observers(&profiler, &callgrind);
+    if expected.is_some() {
+        options.expect_output = expected;
+    }
     Ok(Prepared {
         target,
         image,
         options,
         profiler,
         callgrind,
-        expected_output,
         measured,
         progress,
     })
@@ -310,7 +316,6 @@ pub fn execute(spec: &RunSpec, prepared: Prepared) -> Result<Finished, MachineEr
         options,
         profiler,
         callgrind,
-        expected_output,
         measured,
         progress,
     } = prepared;
@@ -320,13 +325,7 @@ pub fn execute(spec: &RunSpec, prepared: Prepared) -> Result<Finished, MachineEr
     let outcome = outcome?;
     let mut report = Report::new(&outcome, &spec.elf.display().to_string(), &name, clock);
     let output_errors = write_profiles(&spec.outputs, &outcome, &report, profiler, callgrind);
-    let verified = verify(
-        spec,
-        &outcome,
-        &mut report,
-        expected_output.as_deref(),
-        measured,
-    );
+    let verified = verify(spec, &outcome, &mut report, measured);
     let never_recorded = spec.engine.arp.file.is_some()
         && outcome.arp_file.is_none()
         && outcome.arp_error.is_none()
@@ -395,7 +394,6 @@ fn verify(
     spec: &RunSpec,
     outcome: &RunOutcome,
     report: &mut Report,
-    expected_output: Option<&[u8]>,
     measured: Option<u64>,
 ) -> bool {
     if let Some(recording) = &spec.engine.arp.playback {
@@ -407,16 +405,16 @@ fn verify(
         report.predict(None, measured);
     }
     let mut verified = report.playback.as_ref().is_none_or(|p| p.exact);
-    if let Some(expected) = expected_output {
-        if outcome.console != expected {
-            verified = false;
-            report.warnings.push(format!(
-                "the guest's output ({} bytes) differs from --expect-output ({} bytes){}",
-                outcome.console.len(),
-                expected.len(),
-                first_difference(&outcome.console, expected)
-            ));
-        }
+    if let Some(check) = outcome.output_check.as_ref().filter(|c| !c.matches) {
+        verified = false;
+        report.warnings.push(format!(
+            "the guest's output ({} bytes) differs from --expect-output ({}){}",
+            check.output_bytes,
+            check.expected,
+            check
+                .first_difference_line
+                .map_or_else(String::new, |l| format!(": first difference on line {l}"))
+        ));
     }
     verified
 }
@@ -428,15 +426,4 @@ fn measured_cycles(path: &Path) -> Result<u64> {
     json["totals"]["cycles"]
         .as_u64()
         .context("no field totals.cycles: not a sim-host report (--report-json)")
-}
-
-/// Where two outputs first differ, as ": line N" (1-based).
-fn first_difference(got: &[u8], expected: &[u8]) -> String {
-    let at = got
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(got.len().min(expected.len()));
-    let line = 1 + got[..at].iter().filter(|b| **b == b'\n').count();
-    format!(": first difference on line {line}")
 }

@@ -1,0 +1,91 @@
+//! The third audit's hostile inputs (issue 30): every guest, file and
+//! client shape that once made memory or time grow without bound, or
+//! corrupted a result, as a test. Memory is measured in a child process
+//! (`e2e_tests::measure`: the peak resident set from /proc/self/status)
+//! and compared with the documented bound, mostly as the difference
+//! between a small and a large run of the same shape, so the test tells
+//! bounded from unbounded whatever the machine's baseline. Time orders are
+//! in BENCHMARKS.md, never asserted here.
+
+use e2e_tests::measure::{in_children, Peak};
+use e2e_tests::{guest, scratch};
+use sim_host::engine::Stop;
+use sim_host::tools::session::{self, Finished, RunSpec, TargetSource};
+use std::path::{Path, PathBuf};
+
+const MIB: u64 = 1024;
+
+fn hostile(target: &str) -> PathBuf {
+    guest(target, "hostile")
+}
+
+/// A run of the hostile guest on `target` with `args`, in this process.
+fn spec(target: &str, args: &[&str]) -> RunSpec {
+    let mut spec = RunSpec::new(hostile(target), TargetSource::Builtin(target.into()));
+    spec.guest_args = args.iter().map(|s| s.to_string()).collect();
+    spec
+}
+
+fn run(spec: &RunSpec) -> Finished {
+    let prepared = session::prepare(spec).unwrap_or_else(|e| panic!("{e:#}"));
+    session::execute(spec, prepared).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Peaks of a small and a large run: the large one may cost at most
+/// `bound_kib` more.
+fn assert_grows_less(what: &str, peaks: &[Peak], bound_kib: u64) {
+    let (small, large) = (peaks[0], peaks[1]);
+    eprintln!("{what}: {small} small, {large} large");
+    assert!(
+        large.kib <= small.kib + bound_kib,
+        "{what}: {small} small, {large} large: more than {} MiB for the larger input",
+        bound_kib / MIB
+    );
+}
+
+/// What `hostile print N` prints, written line by line (the test's own
+/// memory must not grow with it either).
+fn write_lines(path: &Path, lines: u64) {
+    use std::io::Write;
+    let line = format!("{}\n", &"0123456789".repeat(10)[..99]);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for _ in 0..lines {
+        out.write_all(line.as_bytes()).unwrap();
+    }
+    out.flush().unwrap();
+}
+
+/// N03: the console is streamed to where it goes and compared with
+/// `--expect-output` while the guest writes it; memory does not grow with
+/// the output (0.5 MB against 8 MB of it; before, 8 MB cost 22 MB more).
+#[test]
+fn console_output_is_streamed_and_compared_not_held() {
+    let test = "console_output_is_streamed_and_compared_not_held";
+    let Some(peaks) = in_children(test, &[5_000, 80_000], |lines| {
+        let dir = scratch("console");
+        let expected = dir.join("expected.txt");
+        write_lines(&expected, lines);
+        let mut s = spec("cortex-m4", &["print", &lines.to_string()]);
+        s.expect_output = Some(expected);
+        let f = run(&s);
+        assert_eq!(f.outcome.stop, Stop::Exit(0));
+        assert!(f.verified, "{:?}", f.report.warnings);
+        if lines > 5_000 {
+            return;
+        }
+        // a different expectation is found at its line
+        let wrong = dir.join("wrong.txt");
+        write_lines(&wrong, lines + 1);
+        s.expect_output = Some(wrong);
+        let f = run(&s);
+        assert!(!f.verified);
+        let said = f.report.warnings.join("\n");
+        assert!(
+            said.contains(&format!("first difference on line {}", lines + 1)),
+            "{said}"
+        );
+    }) else {
+        return;
+    };
+    assert_grows_less("8 MB of console output", &peaks, 4 * MIB);
+}
