@@ -89,3 +89,24 @@ fn console_output_is_streamed_and_compared_not_held() {
     };
     assert_grows_less("8 MB of console output", &peaks, 4 * MIB);
 }
+
+/// N02: `simthread_create` never writes its handle into read-only memory
+/// (the vector table, flash, RISC-V XIP flash): a fault, as for an
+/// unmapped handle pointer.
+#[test]
+fn a_thread_handle_is_never_written_into_read_only_memory() {
+    for (target, place) in [
+        ("cortex-m4", "vector"),
+        ("cortex-m4", "flash"),
+        ("rv32imac", "flash"),
+    ] {
+        let f = run(&spec(target, &["handle", place]));
+        match &f.outcome.stop {
+            Stop::Fault(fault) => assert!(
+                fault.kind.contains("is not writable"),
+                "{target} {place}: {fault}"
+            ),
+            other => panic!("{target} {place}: {other:?}, not a fault"),
+        }
+    }
+}
