@@ -223,6 +223,16 @@ impl<R: BufRead> AsciiReader<R> {
             Some(m) => m,
         };
         let n = field(2, "number of callbacks")? as usize;
+        if n > crate::types::MAX_CALLBACK_SETS {
+            return Err(FormatError::at_line(
+                2,
+                column_of(&l, toks[2]),
+                format!(
+                    "{n} callback sets: at most {} (FORMAT.md)",
+                    crate::types::MAX_CALLBACK_SETS
+                ),
+            ));
+        }
         if toks.len() != 3 + n {
             return Err(FormatError::at_line(
                 2,
@@ -717,6 +727,20 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "line 4, column 10: `abc` is not a valid unsigned int value"
+        );
+    }
+
+    #[test]
+    fn more_callback_sets_than_the_binary_format_holds_are_refused() {
+        // issue 30, N07: a file the binary format (one byte) cannot convert
+        let codes = " 5".repeat(256);
+        let text = format!(
+            "# Atomium record and playback data - format version 1.1.\n0 1 256{codes}\n0\n"
+        );
+        let e = err_of(&text);
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 5: 256 callback sets: at most 255 (FORMAT.md)"
         );
     }
 

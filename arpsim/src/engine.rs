@@ -284,6 +284,12 @@ impl Engine {
                 what: "arp_add_callbacks",
             });
         }
+        if self.callbacks.len() >= crate::types::MAX_CALLBACK_SETS {
+            return Err(ArpError::Invalid(format!(
+                "arp_add_callbacks: at most {} callback sets: a data.arp holds no more (FORMAT.md)",
+                crate::types::MAX_CALLBACK_SETS
+            )));
+        }
         self.callbacks.push(set);
         Ok(())
     }

@@ -110,3 +110,36 @@ fn a_thread_handle_is_never_written_into_read_only_memory() {
         }
     }
 }
+
+/// N07: the binary data.arp holds at most 255 callback sets (one byte);
+/// more are refused before the run, never written as a corrupt file.
+#[test]
+fn more_callback_sets_than_a_data_arp_holds_are_refused_before_the_run() {
+    use arpsim::types::FileFormat;
+    use sim_host::host::counters::Measure;
+    let dir = scratch("sets");
+    let file = dir.join("d.arp");
+    let mut s = spec("cortex-m4", &["kernels", "3"]);
+    s.engine.arp.file = Some(file.clone());
+    s.engine.arp.format = Some(FileFormat::Binary);
+    s.engine.arp.measures = vec![Measure::Cycles; 256];
+    match session::prepare(&s) {
+        Err(e) => assert!(format!("{e:#}").contains("at most 255"), "{e:#}"),
+        Ok(prepared) => {
+            let f = session::execute(&s, prepared).unwrap();
+            let read = arpsim::tools::stats(&file).map(|_| ());
+            panic!(
+                "256 sets ran: {:?}, exit {}, the file reads back: {read:?}",
+                f.outcome.stop,
+                f.exit_status()
+            );
+        }
+    }
+    assert!(!file.exists());
+    // 255 is the most, and reads back
+    s.engine.arp.measures = vec![Measure::Cycles; 255];
+    let f = run(&s);
+    assert_eq!(f.exit_status(), 0, "{:?}", f.outcome.stop);
+    let stats = arpsim::tools::stats(&file).unwrap();
+    assert_eq!(stats[0].sets.len(), 255);
+}

@@ -251,6 +251,7 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
     options.cmdline = guest_cmdline(&spec.elf, &spec.guest_args);
     options.arp.trace_events = outputs.trace_events.as_ref().map(|_| outputs.trace_limit);
     options.arp.plugins = Plugin::load_all(&spec.plugins, target.clock_hz)?;
+    check_callback_sets(&options)?;
     options.observers = observers(&profiler, &callgrind);
     if expected.is_some() {
         options.expect_output = expected;
@@ -264,6 +265,27 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
         measured,
         progress,
     })
+}
+
+/// The host's callback sets (`--measure`, cycles by default) and the
+/// plugins' fit in a data.arp (issue 30, N07: 256 once wrote a corrupt
+/// binary file).
+fn check_callback_sets(options: &RunOptions) -> Result<()> {
+    let own = options.arp.measures.len().max(1);
+    let plugins: usize = options
+        .arp
+        .plugins
+        .iter()
+        .map(|p| p.data_types().len())
+        .sum();
+    let max = arpsim::types::MAX_CALLBACK_SETS;
+    if own + plugins > max {
+        bail!(
+            "{own} callback set(s) of --measure and {plugins} of --plugin: at most {max} in all, \
+             the most a data.arp holds (arpsim/FORMAT.md)"
+        );
+    }
+    Ok(())
 }
 
 /// The inputs that must exist before anything is loaded.
