@@ -143,3 +143,18 @@ fn more_callback_sets_than_a_data_arp_holds_are_refused_before_the_run() {
     let stats = arpsim::tools::stats(&file).unwrap();
     assert_eq!(stats[0].sets.len(), 255);
 }
+
+/// N05: an ARP thread costs what it holds, not `max_sid` counters: 200
+/// more threads spawned under max_sid 65,535, each entering section
+/// 65,535 (before: 1 MiB each).
+#[test]
+fn an_arp_thread_costs_its_sections_not_max_sid() {
+    let test = "an_arp_thread_costs_its_sections_not_max_sid";
+    let Some(peaks) = in_children(test, &[20, 220], |n| {
+        let f = run(&spec("cortex-m4", &["spawn", &n.to_string()]));
+        assert_eq!(f.outcome.stop, Stop::Exit(0));
+    }) else {
+        return;
+    };
+    assert_grows_less("200 spawned ARP threads", &peaks, 16 * MIB);
+}
