@@ -199,41 +199,41 @@ impl Aggregates {
             .collect()
     }
 
-    fn records(&self, histogram: bool) -> Vec<crate::record::Record> {
-        self.order
-            .iter()
-            .map(|&node| {
-                let acc = self.accs[node as usize]
-                    .as_ref()
-                    .expect("ordered nodes have data");
-                let payload = if histogram {
-                    Payload::Histogram {
-                        count: acc.count,
-                        histograms: acc
-                            .bins
-                            .iter()
-                            .map(|b| Histogram {
-                                bins: b
-                                    .iter()
-                                    .enumerate()
-                                    .filter(|(_, &n)| n > 0)
-                                    .map(|(i, &n)| (i as u8, n))
-                                    .collect(),
-                            })
-                            .collect(),
-                    }
-                } else {
-                    Payload::Average {
-                        count: acc.count,
-                        means: acc.sums.iter().map(|s| s / acc.count as f64).collect(),
-                    }
-                };
-                crate::record::Record {
-                    stack: self.path(node),
-                    payload,
+    /// The records in the order their traces were first left, made one
+    /// at a time (a record's stack is its whole path: holding them all
+    /// would cost the square of the nesting depth).
+    fn records(&self, histogram: bool) -> impl Iterator<Item = crate::record::Record> + '_ {
+        self.order.iter().map(move |&node| {
+            let acc = self.accs[node as usize]
+                .as_ref()
+                .expect("ordered nodes have data");
+            let payload = if histogram {
+                Payload::Histogram {
+                    count: acc.count,
+                    histograms: acc
+                        .bins
+                        .iter()
+                        .map(|b| Histogram {
+                            bins: b
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, &n)| n > 0)
+                                .map(|(i, &n)| (i as u8, n))
+                                .collect(),
+                        })
+                        .collect(),
                 }
-            })
-            .collect()
+            } else {
+                Payload::Average {
+                    count: acc.count,
+                    means: acc.sums.iter().map(|s| s / acc.count as f64).collect(),
+                }
+            };
+            crate::record::Record {
+                stack: self.path(node),
+                payload,
+            }
+        })
     }
 }
 
@@ -777,10 +777,10 @@ impl Engine {
                 } else {
                     Mode::RecordAverage
                 };
-                let records = aggs.records(histogram);
-                let header = self.header(mode, records.len() as u64, partial);
-                codec::write_records(&self.output, &header, &records)?;
-                summary.records = records.len() as u64;
+                let count = aggs.order.len() as u64;
+                let header = self.header(mode, count, partial);
+                codec::write_record_iter(&self.output, &header, count, aggs.records(histogram))?;
+                summary.records = count;
                 summary.path = Some(self.output.path.clone());
             }
             Sink::Stream(out) => {

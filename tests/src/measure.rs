@@ -7,10 +7,10 @@
 //! ```ignore
 //! #[test]
 //! fn a_bounded_thing() {
-//!     let Some(peak) = measure::in_child("a_bounded_thing", || work()) else {
-//!         return; // this was the child
-//!     };
-//!     assert!(peak.kib < 64 * 1024, "{peak}");
+//!     // `None` in the child, which did the work
+//!     if let Some(peak) = measure::in_child("a_bounded_thing", || work()) {
+//!         assert!(peak.kib < 64 * 1024, "{peak}");
+//!     }
 //! }
 //! ```
 //!
@@ -46,9 +46,16 @@ pub fn own_peak_kib() -> u64 {
         .expect("a VmHWM line")
 }
 
-/// Whether this process is the child running `test` (then [`in_child`]
-/// runs the work and returns `None`).
+/// Whether this process is a child started for `test` (then [`in_child`]
+/// runs the work and returns `None`), or for another shape of the same
+/// test (then it does nothing and returns `None`).
 pub fn is_child(test: &str) -> bool {
+    let name = test.split('/').next().unwrap_or(test);
+    std::env::var(CHILD).is_ok_and(|c| c.split('/').next() == Some(name))
+}
+
+/// Whether this child was started for exactly `test` (its shape too).
+fn is_child_of_shape(test: &str) -> bool {
     std::env::var(CHILD).as_deref() == Ok(test)
 }
 
@@ -62,9 +69,14 @@ pub fn in_child(test: &str, work: impl FnOnce()) -> Option<Peak> {
 
 /// Runs `work(size)` for each of `sizes`, each in a child process of its
 /// own, and returns their peak resident sets in that order (`None` in a
-/// child, which runs the one size it was started for).
+/// child, which runs the one size it was started for). A test that
+/// measures several shapes names each `test/shape`: the child runs test
+/// `test` and only the work of its shape.
 pub fn in_children(test: &str, sizes: &[u64], mut work: impl FnMut(u64)) -> Option<Vec<Peak>> {
     if is_child(test) {
+        if !is_child_of_shape(test) {
+            return None;
+        }
         let size = std::env::var(SIZE)
             .ok()
             .and_then(|s| s.parse().ok())
@@ -81,8 +93,9 @@ const SIZE: &str = "E2E_MEASURED_SIZE";
 
 fn run_child(test: &str, size: u64) -> Peak {
     let exe = std::env::current_exe().expect("the test executable");
+    let name = test.split('/').next().unwrap_or(test);
     let child = Command::new(exe)
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, test)
         .env(SIZE, size.to_string())
         .stdin(Stdio::null())

@@ -159,6 +159,16 @@ pub(super) fn outcome(
     };
     let mut warnings = std::mem::take(&mut st.end.warnings);
     warnings.append(&mut st.arp.warnings);
+    let sections = st.section_traces();
+    let all = st.arp.stats().len();
+    if sections.len() < all {
+        warnings.push(format!(
+            "the section table lists the {} costliest of {all} section traces: their paths \
+             hold at most {} section ids in all",
+            sections.len(),
+            crate::host::arp_host::REPORT_SECTION_ENTRIES
+        ));
+    }
     let playback = st.arp.playback_report();
     RunOutcome {
         image: Rc::clone(image),
@@ -169,7 +179,7 @@ pub(super) fn outcome(
         console: std::mem::take(&mut st.io.console.captured),
         console_bytes: st.io.console.written,
         output_check: st.io.console.check.take().map(|c| c.finish()),
-        sections: st.section_traces(),
+        sections,
         arp_file,
         arp_error,
         warnings,
