@@ -190,3 +190,38 @@ fn deep_nesting_and_many_paths_cost_no_square_of_the_depth() {
         assert_grows_less("100,000 distinct paths", &peaks, 48 * MIB);
     }
 }
+
+/// N11: warnings count their repeats and keep the first few of each kind:
+/// 400,000 unexpected playback samples cost no more than 200,000 (both
+/// fill the playback report's own list, bounded by
+/// `arpsim::playback::REPORT_LIST_BYTES`), 100,000 refused file names no
+/// more than 1,000 (before: about 360 bytes a warning).
+#[test]
+fn repeated_warnings_are_counted_not_kept() {
+    let test = "repeated_warnings_are_counted_not_kept";
+    if let Some(peaks) = in_children(&format!("{test}/playback"), &[200_000, 400_000], |n| {
+        let dir = scratch("warnings");
+        // a recording without samples: every kernel played is unexpected
+        let empty = dir.join("empty.arp");
+        let mut s = spec("cortex-m4", &["kernels", "0"]);
+        s.engine.arp.file = Some(empty.clone());
+        assert_eq!(run(&s).outcome.stop, Stop::Exit(0));
+        let mut s = spec("cortex-m4", &["kernels", &n.to_string()]);
+        s.engine.arp.playback = Some(empty);
+        let f = run(&s);
+        assert_eq!(f.outcome.stop, Stop::Exit(0));
+        let said = f.report.warnings.join("\n");
+        assert!(f.report.warnings.len() < 40, "{said}");
+        assert!(said.contains("no recorded sample"), "{said}");
+        assert!(said.contains(&format!("{} more", n - 8)), "{said}");
+    }) {
+        assert_grows_less("200,000 more unexpected playback samples", &peaks, 8 * MIB);
+    }
+    if let Some(peaks) = in_children(&format!("{test}/names"), &[1_000, 100_000], |n| {
+        let f = run(&spec("cortex-m4", &["names", &n.to_string()]));
+        assert_eq!(f.outcome.stop, Stop::Exit(0));
+        assert!(f.report.warnings.len() < 40);
+    }) {
+        assert_grows_less("100,000 refused arp_set_file_name", &peaks, 8 * MIB);
+    }
+}

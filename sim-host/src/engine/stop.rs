@@ -157,8 +157,8 @@ pub(super) fn outcome(
         ),
         Some(Err(e)) => (None, Some(e.to_string())),
     };
-    let mut warnings = std::mem::take(&mut st.end.warnings);
-    warnings.append(&mut st.arp.warnings);
+    let mut warnings = std::mem::take(&mut st.end.warnings).into_messages();
+    warnings.extend(std::mem::take(&mut st.arp.warnings).into_messages());
     let sections = st.section_traces();
     let all = st.arp.stats().len();
     if sections.len() < all {

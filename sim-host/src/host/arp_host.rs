@@ -422,7 +422,8 @@ pub struct ArpHost {
     stats: SectionStats,
     /// File name set by the guest with `arp_set_file_name`.
     guest_file: Option<PathBuf>,
-    pub warnings: Vec<String>,
+    /// Bounded: the first few of each kind, the rest counted.
+    pub warnings: crate::host::warnings::Warnings,
     events: Vec<SectionEvent>,
     /// Events not kept because of the `trace_events` limit.
     pub events_dropped: u64,
@@ -439,7 +440,7 @@ impl ArpHost {
             finished: None,
             stats: SectionStats::default(),
             guest_file: None,
-            warnings: Vec::new(),
+            warnings: Default::default(),
             events: Vec::new(),
             events_dropped: 0,
         }

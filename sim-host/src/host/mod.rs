@@ -12,3 +12,4 @@ pub mod sandbox;
 pub mod semihost;
 pub mod signals;
 pub mod threads;
+pub mod warnings;
