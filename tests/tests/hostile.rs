@@ -225,3 +225,19 @@ fn repeated_warnings_are_counted_not_kept() {
         assert_grows_less("100,000 refused arp_set_file_name", &peaks, 8 * MIB);
     }
 }
+
+/// N12: code rewritten again and again keeps only the prices of the
+/// blocks that exist, and Unicorn's translations at most
+/// `TRANSLATION_BUFFER` (32 MiB; its default was 1 GiB): 200,000 rewrites
+/// cost at most that more than 20,000 (before: 400 bytes a rewrite).
+#[test]
+fn rewritten_code_frees_its_old_prices() {
+    let test = "rewritten_code_frees_its_old_prices";
+    if let Some(peaks) = in_children(test, &[20_000, 200_000], |n| {
+        let f = run(&spec("cortex-m4", &["smc", &n.to_string()]));
+        assert_eq!(f.outcome.stop, Stop::Exit(0));
+    }) {
+        let buffer = u64::from(sim_host::engine::TRANSLATION_BUFFER) / 1024;
+        assert_grows_less("180,000 more code rewrites", &peaks, buffer + 8 * MIB);
+    }
+}

@@ -46,4 +46,4 @@ mod thread_calls;
 pub use api::{Counting, ExecutionObserver, Fault, MachineError, Observer, RunOutcome, Stop};
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::RunOptions;
-pub use setup::run;
+pub use setup::{run, TRANSLATION_BUFFER};

@@ -36,6 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use unicorn_engine::unicorn_const::{Arch as UcArch, HookType, MemType, Mode as UcMode};
 use unicorn_engine::{ArmCpuModel, Riscv32CpuModel, Unicorn};
+use unicorn_engine_sys::{uc_ctl, uc_error, ControlType};
 
 /// Loads the image into a fresh machine and runs it to the end.
 pub fn run(
@@ -266,8 +267,13 @@ pub(super) fn create_engine(
         "create engine",
         Unicorn::new_with_data(uc_arch, uc_mode, state),
     )?;
-    // The CPU model must be set before anything initialises the engine.
+    // The CPU model and the translation buffer must be set before
+    // anything initialises the engine.
     uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
+    uc(
+        "set the translation buffer",
+        set_translation_buffer(&mut emu, TRANSLATION_BUFFER),
+    )?;
     map_memory(&mut emu, target)?;
     for seg in &image.segments {
         uc(
@@ -276,6 +282,30 @@ pub(super) fn create_engine(
         )?;
     }
     Ok(emu)
+}
+
+/// Bytes of host code Unicorn keeps for translated guest blocks; when it is
+/// full, the translations are flushed and made again as the guest runs
+/// (issue 30, N12: Unicorn's default, 1 GiB on 64-bit hosts, let a guest
+/// that rewrites its code grow the host's memory by that much). A
+/// microcontroller program's code translates to a few MiB.
+pub const TRANSLATION_BUFFER: u32 = 32 << 20;
+
+/// Sets the size of Unicorn's translation buffer (`uc_ctl`
+/// `UC_CTL_TCG_BUFFER_SIZE`, which the crate does not wrap); only before
+/// the engine is initialised.
+fn set_translation_buffer(emu: &mut Uc<'static>, bytes: u32) -> Result<(), uc_error> {
+    // UC_CTL_WRITE(UC_CTL_TCG_BUFFER_SIZE, 1): the type, one argument, a write
+    const TCG_BUFFER_SIZE: u32 = 13;
+    let control = ControlType(TCG_BUFFER_SIZE | (1 << 26) | (1 << 30));
+    // SAFETY: the handle is this live engine's; the control takes one
+    // uint32_t argument, which is what is passed.
+    let err = unsafe { uc_ctl(emu.get_handle(), control, bytes) };
+    if err == uc_error::OK {
+        Ok(())
+    } else {
+        Err(err)
+    }
 }
 
 pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
