@@ -241,3 +241,29 @@ fn rewritten_code_frees_its_old_prices() {
         assert_grows_less("180,000 more code rewrites", &peaks, buffer + 8 * MIB);
     }
 }
+
+/// N14: `--trace-events` keeps each section event in a few dozen bytes
+/// and streams the JSON: 200,000 events cost no more than 10,000 beyond
+/// that (before: 3.7 KB an event, 3.65 GB at the default --trace-limit).
+#[test]
+fn trace_events_are_streamed() {
+    let test = "trace_events_are_streamed";
+    if let Some(peaks) = in_children(test, &[5_000, 100_000], |n| {
+        let dir = scratch("trace-events");
+        let mut s = spec("cortex-m4", &["kernels", &n.to_string()]);
+        s.outputs.trace_events = Some(dir.join("t.json"));
+        s.outputs.trace_limit = 1_000_000;
+        let f = run(&s);
+        assert_eq!(f.exit_status(), 0, "{:?}", f.output_errors);
+        if n == 5_000 {
+            // the file is the same JSON document, every event in it
+            let text = std::fs::read_to_string(dir.join("t.json")).unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let events = doc["traceEvents"].as_array().unwrap();
+            assert_eq!(events.iter().filter(|e| e["ph"] == "B").count(), 5_000);
+            assert_eq!(doc["otherData"]["events"], 10_000);
+        }
+    }) {
+        assert_grows_less("190,000 more trace events", &peaks, 16 * MIB);
+    }
+}
