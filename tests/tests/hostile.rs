@@ -267,3 +267,49 @@ fn trace_events_are_streamed() {
         assert_grows_less("190,000 more trace events", &peaks, 16 * MIB);
     }
 }
+
+/// N15: `arp plot` reduces each series to the picture's columns (the
+/// least and greatest sample of each), reading the file twice rather than
+/// holding it: 400,000 samples cost no more than 10,000, and the SVG stays
+/// small (before: every sample a point, 110 bytes each).
+#[test]
+fn arp_plot_reduces_samples_to_pixels() {
+    let test = "arp_plot_reduces_samples_to_pixels";
+    if let Some(peaks) = in_children(test, &[10_000, 400_000], |n| {
+        let dir = scratch("plot");
+        let file = dir.join("d.arp");
+        write_samples(&file, n);
+        let chart = sim_host::observe::section_plot::chart(&file, 720).unwrap();
+        let points: usize = chart.series.iter().map(|s| s.points.len()).sum();
+        assert!(points <= 2 * 720 * chart.series.len(), "{points} points");
+        // the extremes survive the reduction
+        let ys = chart.series[0].points.iter().map(|p| p.1);
+        assert_eq!(ys.clone().fold(f64::MAX, f64::min), 0.0);
+        assert_eq!(ys.fold(0.0, f64::max), 999.0);
+        let svg = plot::svg(&chart, &plot::PlotOptions::new("t")).unwrap();
+        assert!(svg.len() < 200_000, "{} bytes", svg.len());
+    }) {
+        assert_grows_less("390,000 more plotted samples", &peaks, 8 * MIB);
+    }
+}
+
+/// A record_all file of `n` samples of one kernel, written as it goes.
+fn write_samples(path: &Path, n: u64) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        out,
+        "# Atomium record and playback data - format version 1.1.\n0 1 1 9\n{n}\n"
+    )
+    .unwrap();
+    for i in 0..n {
+        let reuse = if i == 0 { 0 } else { 1 };
+        let entries = if i == 0 {
+            format!(" 1@0 2@{i}")
+        } else {
+            format!(" 2@{i}")
+        };
+        writeln!(out, "2 {reuse}{entries}: {};", (i * 7919) % 1000).unwrap();
+    }
+    out.flush().unwrap();
+}

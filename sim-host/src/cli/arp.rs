@@ -125,11 +125,12 @@ fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
 /// `sim-host arp plot`: written through `arpsim::output`, checked first.
 fn plot_sections(args: &PlotArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
-    let chart = sim_host::observe::section_plot::chart(&args.file)?;
     let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
     if let Some((w, h)) = args.size {
         (opts.width, opts.height) = (w, h);
     }
+    // a column of samples per pixel of width
+    let chart = sim_host::observe::section_plot::chart(&args.file, opts.width as usize)?;
     opts.log_y = args.log_y;
     let ext = args
         .output
