@@ -313,3 +313,25 @@ fn write_samples(path: &Path, n: u64) {
     }
     out.flush().unwrap();
 }
+
+/// N13: calls that never return: the shadow stacks of `--profile` and
+/// `--callgrind` keep at most `MAX_SHADOW_DEPTH` frames (the oldest are
+/// closed) and find a return in constant time, so 200,000 unreturned
+/// calls cost no more memory than 20,000 (time: BENCHMARKS.md, before
+/// 68.6 s for 200,000).
+#[test]
+fn calls_that_never_return_keep_the_shadow_stacks_bounded() {
+    let test = "calls_that_never_return_keep_the_shadow_stacks_bounded";
+    if let Some(peaks) = in_children(test, &[20_000, 200_000], |n| {
+        let dir = scratch("calls");
+        let mut s = spec("cortex-m4", &["calls", &n.to_string()]);
+        s.outputs.profile = Some(dir.join("p.sir"));
+        s.outputs.callgrind = Some(dir.join("c.out"));
+        let f = run(&s);
+        assert_eq!(f.exit_status(), 0, "{:?}", f.output_errors);
+        let profile = std::fs::read_to_string(dir.join("p.sir")).unwrap();
+        assert!(profile.contains("name=\"main\""), "a profile of main");
+    }) {
+        assert_grows_less("180,000 more unreturned calls", &peaks, 8 * MIB);
+    }
+}

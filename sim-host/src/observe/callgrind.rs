@@ -33,6 +33,7 @@ use crate::engine::ExecutionObserver;
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
 use crate::model::target::{Arch, InsnClass};
+use crate::observe::shadow::{Returns, ShadowStack};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -107,19 +108,23 @@ struct Frame {
     entered: Cost,
 }
 
+impl Returns for Frame {
+    fn return_address(&self) -> Option<u64> {
+        Some(self.return_addr)
+    }
+}
+
 #[derive(Debug, Default)]
 struct ThreadState {
-    stack: Vec<Frame>,
+    /// At most `MAX_SHADOW_DEPTH` frames: the oldest are closed beyond
+    /// (runaway recursion or a return the collector did not recognise).
+    stack: ShadowStack<Frame>,
     prev: Option<BlockInfo>,
     /// Everything charged to this thread so far.
     charged: Cost,
     /// The thread's clock after its last block.
     clock: u64,
 }
-
-/// Shadow stacks deeper than this stop growing (runaway recursion or a
-/// return the collector did not recognise): the oldest frames are closed.
-const MAX_DEPTH: usize = 4096;
 
 /// Collects a callgrind profile while the guest runs.
 pub struct CallgrindCollector {
@@ -261,9 +266,7 @@ impl CallgrindCollector {
             return_addr,
             entered: t.charged,
         };
-        t.stack.push(frame);
-        if t.stack.len() > MAX_DEPTH {
-            let oldest = t.stack.remove(0);
+        if let Some(oldest) = t.stack.push(frame) {
             let now = t.charged;
             self.close(oldest, now);
         }
@@ -406,7 +409,7 @@ impl CallgrindCollector {
     fn calls_closed_now(&self) -> BTreeMap<(usize, usize), CallCost> {
         let mut calls = self.calls.clone();
         for t in &self.threads {
-            for f in &t.stack {
+            for f in t.stack.iter() {
                 calls
                     .entry((f.caller, f.function))
                     .or_default()
@@ -519,11 +522,15 @@ impl ExecutionObserver for CallgrindCollector {
             }
             (Some(p), Some(top)) if p.transfers => {
                 let t = &mut self.threads[thread as usize];
-                if let Some(i) = t.stack.iter().rposition(|f| f.return_addr == addr) {
+                if let Some(i) = t.stack.returning_to(addr) {
                     let now = t.charged;
-                    let closed: Vec<Frame> = t.stack.drain(i..).collect();
+                    // innermost first
+                    let mut closed = Vec::with_capacity(t.stack.len() - i);
+                    while t.stack.len() > i {
+                        closed.extend(t.stack.pop());
+                    }
                     let empty = t.stack.is_empty();
-                    for f in closed.into_iter().rev() {
+                    for f in closed {
                         self.close(f, now);
                     }
                     if empty {

@@ -6,6 +6,7 @@ pub mod callgrind;
 pub mod profile;
 pub mod report;
 pub mod section_plot;
+pub mod shadow;
 pub mod sirgen;
 pub mod trace_events;
 pub mod verify;
