@@ -9,7 +9,7 @@ use super::registers::{regs, thread_registers};
 use super::resume::start;
 use super::state::Uc;
 use super::stop::fault;
-use crate::host::threads::ThreadId;
+use crate::host::threads::{State as ThreadState, ThreadId};
 use crate::model::target::Arch;
 use std::time::{Duration, Instant};
 use unicorn_engine::unicorn_const::uc_error;
@@ -156,16 +156,29 @@ pub(super) fn switch_thread(
     if next == current {
         return Ok(());
     }
-    let ctx = thread_regs
-        .iter()
-        .map(|reg| emu.reg_read(*reg))
-        .collect::<Result<Vec<u64>, _>>();
-    let ctx = uc("save registers", ctx)?;
-    let contexts = &mut emu.get_data_mut().threads.contexts;
-    if contexts.len() <= current as usize {
-        contexts.resize_with(current as usize + 1, || None);
+    // an ended thread's registers are never needed again (kept, they
+    // would grow with every thread ever made)
+    if emu.get_data().threads.sched.thread(current).state == ThreadState::Done {
+        if let Some(slot) = emu
+            .get_data_mut()
+            .threads
+            .contexts
+            .get_mut(current as usize)
+        {
+            *slot = None;
+        }
+    } else {
+        let ctx = thread_regs
+            .iter()
+            .map(|reg| emu.reg_read(*reg))
+            .collect::<Result<Vec<u64>, _>>();
+        let ctx = uc("save registers", ctx)?;
+        let contexts = &mut emu.get_data_mut().threads.contexts;
+        if contexts.len() <= current as usize {
+            contexts.resize_with(current as usize + 1, || None);
+        }
+        contexts[current as usize] = Some(ctx);
     }
-    contexts[current as usize] = Some(ctx);
     // A thread that never ran starts from the registers of the one that
     // ran last, which it shares the program's global state with (RISC-V gp
     // and tp, the M-profile control registers); its own SP, PC, return
