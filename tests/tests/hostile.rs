@@ -26,6 +26,14 @@ fn spec(target: &str, args: &[&str]) -> RunSpec {
     spec
 }
 
+/// Why `session::prepare` refuses `spec` (a panic if it does not).
+fn refused(spec: &RunSpec) -> String {
+    match session::prepare(spec) {
+        Ok(_) => panic!("{} was prepared, not refused", spec.elf.display()),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
 fn run(spec: &RunSpec) -> Finished {
     let prepared = session::prepare(spec).unwrap_or_else(|e| panic!("{e:#}"));
     session::execute(spec, prepared).unwrap_or_else(|e| panic!("{e}"))
@@ -334,4 +342,34 @@ fn calls_that_never_return_keep_the_shadow_stacks_bounded() {
     }) {
         assert_grows_less("180,000 more unreturned calls", &peaks, 8 * MIB);
     }
+}
+
+/// N20: no output may be one of the run's inputs, compared by device and
+/// inode: `run f.elf -o f.elf` once replaced the ELF with data.arp, and
+/// `--expect-output exp.txt --report-json exp.txt` the expected output.
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused_before_the_run() {
+    let dir = scratch("output-input");
+    let elf = dir.join("f.elf");
+    std::fs::copy(hostile("cortex-m4"), &elf).unwrap();
+    let before = std::fs::read(&elf).unwrap();
+    let mut s = RunSpec::new(elf.clone(), TargetSource::Builtin("cortex-m4".into()));
+    s.engine.arp.file = Some(elf.clone());
+    let e = refused(&s);
+    assert!(e.contains("-o") && e.contains("the input ELF"), "{e}");
+    // a hard link to the expected output, as the report
+    let expected = dir.join("exp.txt");
+    std::fs::write(&expected, "hello\n").unwrap();
+    let linked = dir.join("report.json");
+    std::fs::hard_link(&expected, &linked).unwrap();
+    let mut s = RunSpec::new(elf.clone(), TargetSource::Builtin("cortex-m4".into()));
+    s.expect_output = Some(expected.clone());
+    s.outputs.report_json = Some(linked);
+    let e = refused(&s);
+    assert!(
+        e.contains("--report-json") && e.contains("--expect-output"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&elf).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&expected).unwrap(), "hello\n");
 }

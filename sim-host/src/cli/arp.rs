@@ -125,6 +125,8 @@ fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
 /// `sim-host arp plot`: written through `arpsim::output`, checked first.
 fn plot_sections(args: &PlotArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("-o", args.output.as_path())], &[("FILE", &args.file)])
+        .map_err(anyhow::Error::msg)?;
     let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
     if let Some((w, h)) = args.size {
         (opts.width, opts.height) = (w, h);

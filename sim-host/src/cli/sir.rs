@@ -114,6 +114,8 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn generate(args: GenerateArgs) -> Result<()> {
+    arpsim::output::not_an_input(&[("-o", &args.output)], &[("ELF", &args.elf)])
+        .map_err(anyhow::Error::msg)?;
     let target = match &args.target_file {
         Some(path) => Target::load(path)?,
         None => target::builtin(&args.target)?,
@@ -229,6 +231,8 @@ fn show_finding(file: &Path, finding: &Diagnostic) {
 
 fn convert(args: &ConvertArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", &args.output)]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("-o", &args.output)], &[("INPUT", &args.input)])
+        .map_err(anyhow::Error::msg)?;
     let document = read_document(&args.input)?;
     let (converted, losses) = to_dialect(document, args.to)
         .with_context(|| format!("converting {}", args.input.display()))?;

@@ -100,6 +100,27 @@ pub struct RunSpec {
 impl RunSpec {
     /// A run of `elf` on `target` with the engine's defaults and no
     /// outputs besides what `engine` says.
+    /// Every file the run reads, by option (no output may be one).
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs = vec![("ELF", self.elf.as_path())];
+        if let TargetSource::File(p) = &self.target {
+            inputs.push(("--target-file", p));
+        }
+        for (option, path) in [
+            ("--expect-output", &self.expect_output),
+            ("--compare", &self.compare),
+            ("--playback", &self.engine.arp.playback),
+        ] {
+            if let Some(p) = path {
+                inputs.push((option, p));
+            }
+        }
+        for plugin in &self.plugins {
+            inputs.push(("--plugin", &plugin.path));
+        }
+        inputs
+    }
+
     pub fn new(elf: PathBuf, target: TargetSource) -> RunSpec {
         RunSpec {
             elf,
@@ -189,8 +210,9 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
 /// plugins and the observers: all that can fail before the guest runs.
 pub fn prepare(spec: &RunSpec) -> Result<Prepared> {
     let arp = &spec.engine.arp;
-    arpsim::output::preflight(&spec.outputs.named(arp.file.as_deref()))
-        .map_err(anyhow::Error::msg)?;
+    let outputs = spec.outputs.named(arp.file.as_deref());
+    arpsim::output::preflight(&outputs).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&outputs, &spec.inputs()).map_err(anyhow::Error::msg)?;
     check_inputs(spec)?;
     let (target, image) = load_guest(spec)?;
     if arp.file.is_some() && !crate::host::arp_host::can_record(&image) {
