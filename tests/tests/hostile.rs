@@ -373,3 +373,22 @@ fn an_output_that_is_one_of_the_inputs_is_refused_before_the_run() {
     assert_eq!(std::fs::read(&elf).unwrap(), before);
     assert_eq!(std::fs::read_to_string(&expected).unwrap(), "hello\n");
 }
+
+/// N21: `--playback seq.arp -o other.arp` verified the playback, then
+/// exited 121 saying "the guest never called arpsim_start". A playback
+/// run writes no data.arp: `-o` is refused before the run, saying why.
+#[test]
+fn output_file_with_playback_is_refused_with_the_reason() {
+    let dir = scratch("playback-o");
+    let seq = dir.join("seq.arp");
+    std::fs::write(&seq, "").unwrap();
+    let mut s = spec("cortex-m4", &[]);
+    s.engine.arp.playback = Some(seq);
+    s.engine.arp.file = Some(dir.join("other.arp"));
+    let e = refused(&s);
+    assert!(
+        e.contains("a playback run writes no data.arp") && !e.contains("arpsim_start"),
+        "{e}"
+    );
+    assert!(!dir.join("other.arp").exists());
+}

@@ -93,7 +93,8 @@ pub struct Args {
     /// Callback sets, in order: cycles, instructions.
     #[arg(long, value_delimiter = ',', default_value = "cycles")]
     pub measure: Vec<Measure>,
-    /// Play this recording back (implies --mode playback).
+    /// Play this recording back (implies --mode playback; it writes no
+    /// data.arp, so -o is refused).
     #[arg(long)]
     pub playback: Option<PathBuf>,
     /// Simulated cores (default: the target's).

@@ -318,6 +318,15 @@ fn check_inputs(spec: &RunSpec) -> Result<()> {
         }
     }
     if let Some(p) = &spec.engine.arp.playback {
+        // issue 30, N21: the run verified the playback, then exited 121
+        // saying the guest never called arpsim_start
+        if let Some(file) = &spec.engine.arp.file {
+            bail!(
+                "-o {}: a playback run writes no data.arp (it verifies the guest against --playback {}); leave -o out",
+                file.display(),
+                p.display()
+            );
+        }
         if !p.is_file() {
             bail!(
                 "--playback {}: no such file (a recorded data.arp)",
