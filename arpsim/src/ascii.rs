@@ -161,6 +161,21 @@ fn parse_num<T: std::str::FromStr>(tok: &[u8]) -> Option<T> {
     std::str::from_utf8(tok).ok()?.parse().ok()
 }
 
+/// Why `tok` is not a `what`: too large when it is all digits (a 23-digit
+/// record count was "not a number"; issue 30, N06), else not a number.
+fn not_a_number(tok: &[u8], what: &str, max: impl std::fmt::Display) -> String {
+    if !tok.is_empty() && tok.iter().all(u8::is_ascii_digit) {
+        let shown = if tok.len() <= 40 {
+            String::from_utf8_lossy(tok).into_owned()
+        } else {
+            format!("of {} digits", tok.len())
+        };
+        format!("{what} {shown} is too large (at most {max})")
+    } else {
+        format!("{what} is not a number")
+    }
+}
+
 impl<R: BufRead> AsciiReader<R> {
     /// Reads and checks the three header lines.
     pub fn new(mut input: R) -> Result<Self, FormatError> {
@@ -199,7 +214,7 @@ impl<R: BufRead> AsciiReader<R> {
                 FormatError::at_line(
                     2,
                     column_of(&l, tok),
-                    format!("field {} ({what}) is not a number", i + 1),
+                    not_a_number(tok, &format!("field {} ({what})", i + 1), u32::MAX),
                 )
             })
         };
@@ -264,7 +279,9 @@ impl<R: BufRead> AsciiReader<R> {
         } else {
             None
         }
-        .ok_or_else(|| FormatError::at_line(3, 1, "record count is not a number"))?;
+        .ok_or_else(|| {
+            FormatError::at_line(3, 1, not_a_number(digits, "record count", u64::MAX))
+        })?;
         Ok(AsciiReader {
             input,
             header: Header {
@@ -328,8 +345,8 @@ impl<R: BufRead> AsciiReader<R> {
     ) -> Result<(), FormatError> {
         let mut toks = left.split(|&b| b == b' ');
         let depth_tok = toks.next().unwrap_or(left);
-        let depth: usize =
-            parse_num(depth_tok).ok_or_else(|| self.err(1, "depth is not a number"))?;
+        let depth: usize = parse_num(depth_tok)
+            .ok_or_else(|| self.err(1, not_a_number(depth_tok, "depth", MAX_DEPTH)))?;
         if depth > MAX_DEPTH {
             let reason =
                 format!("depth {depth} is above {MAX_DEPTH}, the deepest stack a file holds");
@@ -338,8 +355,12 @@ impl<R: BufRead> AsciiReader<R> {
         let reuse_tok = toks
             .next()
             .ok_or_else(|| self.err(0, "missing reuse count"))?;
-        let reuse: usize = parse_num(reuse_tok)
-            .ok_or_else(|| self.err(column_of(line, reuse_tok), "reuse count is not a number"))?;
+        let reuse: usize = parse_num(reuse_tok).ok_or_else(|| {
+            self.err(
+                column_of(line, reuse_tok),
+                not_a_number(reuse_tok, "reuse count", MAX_DEPTH),
+            )
+        })?;
         if reuse > self.prev.len() {
             return Err(self.err(
                 column_of(line, reuse_tok),
@@ -691,7 +712,18 @@ mod tests {
             (&format!("{head}1\n1 0 70000@0: 5;\n"), 4, "sid@idx"),
             (&format!("{head}1\n1 0 1@0 5;\n"), 4, "missing `:`"),
             (&format!("{head}1\n1 0 1@0: 5 6;\n"), 4, "more values"),
-            (&format!("{head}x\n"), 3, "record count"),
+            (&format!("{head}x\n"), 3, "record count is not a number"),
+            // issue 30, N06: 23 digits are too many, not "not a number"
+            (
+                &format!("{head}12345678901234567890123\n"),
+                3,
+                "record count 12345678901234567890123 is too large (at most 18446744073709551615)",
+            ),
+            (
+                &format!("{head}1\n99999999999999999999999 0 1@0: 5;\n"),
+                4,
+                "depth 99999999999999999999999 is too large",
+            ),
             (
                 "# Atomium record and playback data - format version 1.1.\n",
                 2,

@@ -813,3 +813,38 @@ fn a_bare_gdb_option_listens_on_the_default_port() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("goes after the ELF"), "{stderr}");
 }
+
+/// issue 30, N06: `Hg-1` (registers of "every thread") made gdbstub's
+/// "This should never happen! ... file an issue at gdbstub" the user's
+/// message; it is said in the stub's own words and the run goes on.
+#[test]
+fn an_hg_minus_one_is_refused_in_our_words_and_the_run_goes_on() {
+    let session = RawSession::start("gdb-hg-all");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "Hg-1");
+    read_ack(&mut gdb);
+    let stderr = session.finishes_unchanged();
+    assert!(!stderr.contains("should never happen"), "{stderr}");
+    assert!(
+        stderr.contains("does not accept (such as `Hg-1`"),
+        "{stderr}"
+    );
+}
+
+/// issue 30, N06: gdb's `kill` was reported as "interrupted by signal 9".
+#[test]
+fn a_gdb_kill_is_reported_as_the_debugger_s() {
+    let mut session = RawSession::start("gdb-kill");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "k");
+    read_ack(&mut gdb);
+    let status = wait_for(&mut session.run, Duration::from_secs(120));
+    let stderr = session.stderr.join().unwrap();
+    assert_eq!(status, Some(137), "{stderr}");
+    assert!(stderr.contains("killed by the debugger"), "{stderr}");
+    assert!(!stderr.contains("signal 9"), "{stderr}");
+}

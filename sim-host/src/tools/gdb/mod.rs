@@ -376,6 +376,11 @@ fn protocol_error(e: gdbstub::stub::GdbStubError<&'static str, std::io::Error>) 
     let text = e.to_string();
     if text.contains("parse packet") || text.contains("PacketUnexpected") {
         "the client sent something that is not a GDB remote protocol packet".into()
+    } else if text.contains("unexpected packet") {
+        // gdbstub's own words ask the user to file an issue with gdbstub
+        // (`Hg-1`, "every thread", was one; issue 30, N06)
+        "the client sent a packet this stub does not accept (such as `Hg-1`: one thread must be named)"
+            .into()
     } else {
         text
     }
