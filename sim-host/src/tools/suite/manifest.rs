@@ -105,7 +105,8 @@ impl Manifest {
         let mut defining = Vec::new();
         let mut seen = Seen::default();
         for (i, table) in tables.into_iter().enumerate() {
-            for spec in matrix::expand(table, i + 1, &file)? {
+            let room = matrix::MAX_ENTRIES - entries.len();
+            for spec in matrix::expand(table, i + 1, &file, room)? {
                 let (entry, fields) = validate(spec, entries.len() + 1, base, &file)?;
                 seen.check(&entry, &file)?;
                 entries.push(entry);
