@@ -392,3 +392,36 @@ fn output_file_with_playback_is_refused_with_the_reason() {
     );
     assert!(!dir.join("other.arp").exists());
 }
+
+/// N18: inputs read whole have a size cap checked while reading: an
+/// endless device (a private /dev/zero made in the scratch folder) given
+/// as the target file, a SIR or a suite manifest's expected output stops
+/// at its cap with a located error instead of filling memory.
+#[test]
+fn an_endless_input_stops_at_its_size_cap() {
+    let dir = scratch("endless");
+    let zero = dir.join("zero");
+    let made = std::process::Command::new("mknod")
+        .arg(&zero)
+        .args(["c", "1", "5"])
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: mknod needs root; the endless inputs are not tested");
+        return;
+    }
+    let s = RunSpec::new(hostile("cortex-m4"), TargetSource::File(zero.clone()));
+    let e = refused(&s);
+    assert!(e.contains("larger than 1 MiB"), "{e}");
+    // a SIR document: 256 MiB at most, refused long before by the parser
+    // or at the cap; never an allocation failure
+    let out = std::process::Command::new(e2e_tests::sim_host_bin())
+        .args(["sir", "validate"])
+        .arg(&zero)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("error"), "{said}");
+    assert!(!said.contains("memory allocation"), "{said}");
+}

@@ -210,6 +210,7 @@ fn section_names(sir: Option<&Path>, specs: &[String]) -> Result<arpsim::measure
     if let Some(path) = sir {
         let file =
             std::fs::File::open(path).with_context(|| format!("--sir {}", path.display()))?;
+        let file = arpsim::input::Capped::new(file, sim_host::model::limits::MAX_SIR_BYTES);
         let parsed = sir::parse(std::io::BufReader::new(file), &sir::ParseOptions::default())
             .map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))?;
         let found = sir::arp::section_names(parsed.document)

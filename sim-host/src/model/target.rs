@@ -386,7 +386,8 @@ struct ClassCostFile {
 impl Target {
     /// Loads and validates a target file.
     pub fn load(path: &Path) -> Result<Target, TargetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Io {
+        let cap = crate::model::limits::MAX_TARGET_FILE_BYTES;
+        let text = arpsim::input::read_to_string(path, cap).map_err(|source| TargetError::Io {
             file: path.to_owned(),
             source,
         })?;

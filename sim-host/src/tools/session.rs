@@ -474,7 +474,7 @@ fn verify(
 
 /// The measured (parallel) cycles of another run's JSON report.
 fn measured_cycles(path: &Path) -> Result<u64> {
-    let text = std::fs::read_to_string(path)?;
+    let text = arpsim::input::read_to_string(path, crate::model::limits::MAX_REPORT_BYTES)?;
     let json: serde_json::Value = serde_json::from_str(&text).context("not a JSON report")?;
     json["totals"]["cycles"]
         .as_u64()

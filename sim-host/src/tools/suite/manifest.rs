@@ -249,7 +249,7 @@ pub(super) fn validate(
         None => None,
         Some(p) => {
             let p = base.join(p);
-            let read = std::fs::read(&p);
+            let read = arpsim::input::read(&p, crate::model::limits::MAX_SUITE_FILE_BYTES);
             Some(read.map_err(|err| field("expected_output", format!("{}: {err}", p.display())))?)
         }
     };
