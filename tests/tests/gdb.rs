@@ -848,3 +848,27 @@ fn a_gdb_kill_is_reported_as_the_debugger_s() {
     assert!(stderr.contains("killed by the debugger"), "{stderr}");
     assert!(!stderr.contains("signal 9"), "{stderr}");
 }
+
+/// issue 30, N23: the stub announces PacketSize 0x1000 but held a 200 MB
+/// packet whole; a packet longer than 4096 bytes ends the session with a
+/// message, and the run goes on.
+#[test]
+fn a_packet_longer_than_the_announced_size_ends_the_session() {
+    let session = RawSession::start("gdb-huge-packet");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    let mut huge = vec![b'$', b'm'];
+    huge.extend(std::iter::repeat_n(b'0', 64 * 1024));
+    // the stub may close the connection before it has read everything
+    let _ = gdb.write_all(&huge);
+    let stderr = session.finishes_unchanged();
+    assert!(
+        stderr.contains("a packet of more than 4096 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
