@@ -425,3 +425,21 @@ fn an_endless_input_stops_at_its_size_cap() {
     assert!(said.contains("error"), "{said}");
     assert!(!said.contains("memory allocation"), "{said}");
 }
+
+/// N09: a stop signal that came during the set-up, or within the last
+/// 2^20 cycles of a run (the block hook polls every 2^20), was never seen:
+/// the run exited 0. It is looked at before every slice and when the
+/// guest exits.
+#[test]
+fn a_stop_signal_before_the_first_poll_stops_the_run() {
+    use std::sync::atomic::AtomicI32;
+    use std::sync::Arc;
+    let mut s = spec("cortex-m4", &["print", "1"]);
+    let f = run(&s);
+    assert_eq!(f.outcome.stop, Stop::Exit(0));
+    assert!(f.outcome.cycles < 1 << 20, "{} cycles", f.outcome.cycles);
+    // SIGTERM (15) already received when the run starts
+    s.engine.interrupt = Some(Arc::new(AtomicI32::new(15)));
+    let f = run(&s);
+    assert_eq!(f.outcome.stop, Stop::Interrupted(15));
+}

@@ -28,6 +28,12 @@ pub(super) fn run_threads(
     let mut paused = Duration::ZERO;
     let mut result: Result<(), uc_error> = Ok(());
     loop {
+        // a stop signal that came during the set-up or a slice too short to
+        // poll (the block hook looks every 2^20 cycles; issue 30, N09)
+        if let Some(stop) = signalled(options) {
+            emu.get_data_mut().end.stop = Some(stop);
+            break;
+        }
         let Some((next, slice_end)) = emu.get_data().threads.sched.next() else {
             let st = emu.get_data();
             let message = if st.threads.sched.alive().is_empty() {
@@ -65,7 +71,23 @@ pub(super) fn run_threads(
             }
         };
         end_slice(emu, next, clock, waiting, core);
-        if emu.get_data().end.stop.is_some() || result.is_err() || emu.get_data().debug.reset {
+        if emu.get_data().debug.reset {
+            break;
+        }
+        // a guest that exits within 2^20 cycles of a stop signal or past
+        // the deadline never met a poll: the signal and the deadline win
+        if matches!(emu.get_data().end.stop, None | Some(Stop::Exit(_))) {
+            if let Some(stop) = signalled(options).or_else(|| {
+                options
+                    .timeout
+                    .filter(|t| started.elapsed() >= *t)
+                    .map(Stop::Timeout)
+            }) {
+                emu.get_data_mut().end.stop = Some(stop);
+                break;
+            }
+        }
+        if emu.get_data().end.stop.is_some() || result.is_err() {
             break;
         }
         if let Some(t) = options.timeout {
@@ -76,6 +98,15 @@ pub(super) fn run_threads(
         }
     }
     Ok((result, paused))
+}
+
+/// The stop a signal asks for, if one came.
+fn signalled(options: &RunOptions) -> Option<Stop> {
+    let signal = options
+        .interrupt
+        .as_ref()?
+        .load(std::sync::atomic::Ordering::Relaxed);
+    (signal > 0).then_some(Stop::Interrupted(signal))
 }
 
 /// Starts a slice of thread `next`, ending at cycle `slice_end`: a new

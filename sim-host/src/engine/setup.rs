@@ -60,8 +60,10 @@ pub fn run(
     });
     let image = Rc::new(image);
     let target = Rc::new(target);
+    // --timeout counts the set-up too (issue 30, N09)
+    let begun = Instant::now();
     loop {
-        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options)? {
+        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options, begun)? {
             return Ok(outcome);
         }
         // the debugger reset the guest: observers start from nothing too
@@ -103,6 +105,7 @@ pub(super) fn run_once(
     image: Rc<GuestImage>,
     target: Rc<Target>,
     options: &RunOptions,
+    begun: Instant,
 ) -> Result<Option<RunOutcome>, MachineError> {
     let arch = target.arch;
     let decoder = Decoder::new(arch)?;
@@ -131,7 +134,7 @@ pub(super) fn run_once(
         _ => None,
     };
     let started = Instant::now();
-    let (result, paused) = run_threads(&mut emu, options, &mut debug, started)?;
+    let (result, paused) = run_threads(&mut emu, options, &mut debug, begun)?;
     if emu.get_data().debug.reset {
         return Ok(None);
     }
