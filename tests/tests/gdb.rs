@@ -350,7 +350,9 @@ fn a_bad_gdb_address_is_a_usage_error() {
     let elf = guest("cortex-m4", "filter");
     for bad in [
         &["--gdb", "not-a-port"][..],
-        &["--gdb", "3333", "--timeout", "5"],
+        // --timeout now goes with --gdb (issue 30, N23); --gdb-no-wait
+        // still needs --gdb
+        &["--gdb-no-wait"],
     ] {
         let out = Command::new(sim_host_bin())
             .arg("run")
@@ -871,4 +873,44 @@ fn a_packet_longer_than_the_announced_size_ends_the_session() {
         stderr.contains("the run goes on without the debugger"),
         "{stderr}"
     );
+}
+
+/// issue 30, N23: a client that connects and sends nothing held the guest
+/// until it disconnected; after 5 s of silence the run goes on without it.
+#[test]
+fn a_silent_client_is_given_up_and_the_run_goes_on() {
+    let session = RawSession::start("gdb-silent");
+    let gdb = session.connect();
+    let stderr = session.finishes_unchanged();
+    drop(gdb);
+    assert!(
+        stderr.contains("the client connected but sent nothing for 5 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
+
+/// issue 30, N23: `--timeout` could not be combined with `--gdb`; it can,
+/// and the time the debugger holds the guest does not count.
+#[test]
+fn a_timeout_works_with_gdb() {
+    let dir = scratch("gdb-timeout");
+    let elf = guest("cortex-m4", "filter-bench");
+    run_plain(&dir, "cortex-m4", &elf, &[]);
+    let port = free_port();
+    let (mut run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &["--timeout", "600"]);
+    let mut gdb = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "D");
+    assert_eq!(read_packet(&mut gdb), "OK");
+    let status = wait_for(&mut run, Duration::from_secs(120));
+    assert_eq!(status, Some(0), "{}", stderr.join().unwrap());
+    let plain = std::fs::read(dir.join("plain.arp")).unwrap();
+    let debugged = std::fs::read(dir.join("debugged.arp")).unwrap();
+    assert!(plain == debugged, "data.arp differs with --timeout");
 }

@@ -172,8 +172,7 @@ pub struct Args {
         value_name = "[ADDR:]PORT",
         value_parser = sim_host::tools::gdb::parse_address,
         num_args = 0..=1,
-        default_missing_value = "3333",
-        conflicts_with = "timeout"
+        default_missing_value = "3333"
     )]
     pub gdb: Option<std::net::SocketAddr>,
     /// With --gdb: start at once; the guest stops for GDB when it connects.

@@ -50,9 +50,10 @@ pub(super) fn run_threads(
         for o in &options.observers {
             o.borrow_mut().thread(next, clock);
         }
+        // the time a debugger held the guest does not count (issue 30, N23)
         let timeout_us = match options.timeout {
             None => 0,
-            Some(t) => match t.checked_sub(started.elapsed()) {
+            Some(t) => match t.checked_sub(started.elapsed().saturating_sub(paused)) {
                 Some(left) => left.as_micros().max(1) as u64,
                 None => {
                     emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
@@ -80,7 +81,7 @@ pub(super) fn run_threads(
             if let Some(stop) = signalled(options).or_else(|| {
                 options
                     .timeout
-                    .filter(|t| started.elapsed() >= *t)
+                    .filter(|t| started.elapsed().saturating_sub(paused) >= *t)
                     .map(Stop::Timeout)
             }) {
                 emu.get_data_mut().end.stop = Some(stop);
@@ -91,7 +92,7 @@ pub(super) fn run_threads(
             break;
         }
         if let Some(t) = options.timeout {
-            if started.elapsed() >= t {
+            if started.elapsed().saturating_sub(paused) >= t {
                 emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
                 break;
             }

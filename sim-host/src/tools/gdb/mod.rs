@@ -398,13 +398,21 @@ struct Received {
     bytes: VecDeque<u8>,
     /// Bytes since the packet's `$`; 0 between packets.
     packet: usize,
+    /// Whether gdb has sent anything yet.
+    heard: bool,
 }
+
+/// How long a client that has connected may stay silent before its first
+/// byte: gdb sends `qSupported` at once; a client that sends nothing held
+/// the guest until it disconnected (issue 30, N23).
+pub const FIRST_BYTE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Received {
     fn pop(&mut self) -> Result<Option<u8>, String> {
         let Some(byte) = self.bytes.pop_front() else {
             return Ok(None);
         };
+        self.heard = true;
         if byte == b'$' {
             self.packet = 1;
         } else if self.packet > 0 {
@@ -449,12 +457,19 @@ fn next_byte(
     conn: &mut TcpStream,
     guest: &DebugGuest,
 ) -> Result<u8, String> {
+    let waiting = std::time::Instant::now();
     loop {
         if let Some(byte) = available_byte(pending, conn)? {
             return Ok(byte);
         }
         if guest.interrupt().signalled() {
             return Err("stopped by a signal".into());
+        }
+        if !pending.heard && waiting.elapsed() >= FIRST_BYTE_WAIT {
+            return Err(format!(
+                "the client connected but sent nothing for {} s",
+                FIRST_BYTE_WAIT.as_secs()
+            ));
         }
     }
 }
