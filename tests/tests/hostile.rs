@@ -443,3 +443,41 @@ fn a_stop_signal_before_the_first_poll_stops_the_run() {
     let f = run(&s);
     assert_eq!(f.outcome.stop, Stop::Interrupted(15));
 }
+
+/// N20, the `arp` commands: `arp convert a.arp a.arp` and an
+/// `export-extrap` whose output is one of its runs are refused, the input
+/// kept.
+#[test]
+fn arp_commands_refuse_an_output_that_is_their_input() {
+    let dir = scratch("arp-output-input");
+    let arp = dir.join("a.arp");
+    // a valid record_average file: before, both commands replaced it
+    let kept =
+        "# Atomium record and playback data - format version 1.1.\n0 0 1 11\n1\n1 0 1: 4 5;\n";
+    std::fs::write(&arp, kept).unwrap();
+    let runs = format!("n=1:{}", arp.display());
+    for args in [
+        vec![
+            "arp",
+            "convert",
+            arp.to_str().unwrap(),
+            arp.to_str().unwrap(),
+        ],
+        vec![
+            "arp",
+            "export-extrap",
+            &runs,
+            "--output",
+            arp.to_str().unwrap(),
+        ],
+    ] {
+        let out = std::process::Command::new(e2e_tests::sim_host_bin())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(err.contains("the same file"), "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&arp).unwrap(), kept);
+    }
+}

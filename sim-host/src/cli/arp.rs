@@ -190,6 +190,10 @@ fn export_extrap(args: ExportExtrapArgs) -> Result<()> {
         .iter()
         .map(|r| RunSpec::parse(r))
         .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<(&str, &std::path::Path)> =
+        runs.iter().map(|r| ("a run", r.path.as_path())).collect();
+    arpsim::output::not_an_input(&[("--output", &args.output)], &inputs)
+        .map_err(anyhow::Error::msg)?;
     let names = section_names(args.sir.as_deref(), &args.section)?;
     let options = arpsim::extrap::ExportOptions {
         metric: args.metric,
@@ -232,6 +236,8 @@ fn convert(args: &ConvertArgs) -> Result<()> {
         mode: args.mode.as_deref().map(mode).transpose()?,
     };
     arpsim::output::preflight(&[("OUTPUT", &args.output)]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("OUTPUT", &args.output)], &[("INPUT", &args.input)])
+        .map_err(anyhow::Error::msg)?;
     let records = tools::convert(&args.input, &args.output, &options)?;
     sim_host::say!("{records} records written to {}", args.output.display());
     Ok(())
