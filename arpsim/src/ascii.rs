@@ -161,6 +161,21 @@ fn parse_num<T: std::str::FromStr>(tok: &[u8]) -> Option<T> {
     std::str::from_utf8(tok).ok()?.parse().ok()
 }
 
+/// Why `tok` is not a `what`: too large when it is all digits (a 23-digit
+/// record count was "not a number"; issue 30, N06), else not a number.
+fn not_a_number(tok: &[u8], what: &str, max: impl std::fmt::Display) -> String {
+    if !tok.is_empty() && tok.iter().all(u8::is_ascii_digit) {
+        let shown = if tok.len() <= 40 {
+            String::from_utf8_lossy(tok).into_owned()
+        } else {
+            format!("of {} digits", tok.len())
+        };
+        format!("{what} {shown} is too large (at most {max})")
+    } else {
+        format!("{what} is not a number")
+    }
+}
+
 impl<R: BufRead> AsciiReader<R> {
     /// Reads and checks the three header lines.
     pub fn new(mut input: R) -> Result<Self, FormatError> {
@@ -199,7 +214,7 @@ impl<R: BufRead> AsciiReader<R> {
                 FormatError::at_line(
                     2,
                     column_of(&l, tok),
-                    format!("field {} ({what}) is not a number", i + 1),
+                    not_a_number(tok, &format!("field {} ({what})", i + 1), u32::MAX),
                 )
             })
         };
@@ -223,6 +238,16 @@ impl<R: BufRead> AsciiReader<R> {
             Some(m) => m,
         };
         let n = field(2, "number of callbacks")? as usize;
+        if n > crate::types::MAX_CALLBACK_SETS {
+            return Err(FormatError::at_line(
+                2,
+                column_of(&l, toks[2]),
+                format!(
+                    "{n} callback sets: at most {} (FORMAT.md)",
+                    crate::types::MAX_CALLBACK_SETS
+                ),
+            ));
+        }
         if toks.len() != 3 + n {
             return Err(FormatError::at_line(
                 2,
@@ -254,7 +279,9 @@ impl<R: BufRead> AsciiReader<R> {
         } else {
             None
         }
-        .ok_or_else(|| FormatError::at_line(3, 1, "record count is not a number"))?;
+        .ok_or_else(|| {
+            FormatError::at_line(3, 1, not_a_number(digits, "record count", u64::MAX))
+        })?;
         Ok(AsciiReader {
             input,
             header: Header {
@@ -318,8 +345,8 @@ impl<R: BufRead> AsciiReader<R> {
     ) -> Result<(), FormatError> {
         let mut toks = left.split(|&b| b == b' ');
         let depth_tok = toks.next().unwrap_or(left);
-        let depth: usize =
-            parse_num(depth_tok).ok_or_else(|| self.err(1, "depth is not a number"))?;
+        let depth: usize = parse_num(depth_tok)
+            .ok_or_else(|| self.err(1, not_a_number(depth_tok, "depth", MAX_DEPTH)))?;
         if depth > MAX_DEPTH {
             let reason =
                 format!("depth {depth} is above {MAX_DEPTH}, the deepest stack a file holds");
@@ -328,8 +355,12 @@ impl<R: BufRead> AsciiReader<R> {
         let reuse_tok = toks
             .next()
             .ok_or_else(|| self.err(0, "missing reuse count"))?;
-        let reuse: usize = parse_num(reuse_tok)
-            .ok_or_else(|| self.err(column_of(line, reuse_tok), "reuse count is not a number"))?;
+        let reuse: usize = parse_num(reuse_tok).ok_or_else(|| {
+            self.err(
+                column_of(line, reuse_tok),
+                not_a_number(reuse_tok, "reuse count", MAX_DEPTH),
+            )
+        })?;
         if reuse > self.prev.len() {
             return Err(self.err(
                 column_of(line, reuse_tok),
@@ -681,7 +712,18 @@ mod tests {
             (&format!("{head}1\n1 0 70000@0: 5;\n"), 4, "sid@idx"),
             (&format!("{head}1\n1 0 1@0 5;\n"), 4, "missing `:`"),
             (&format!("{head}1\n1 0 1@0: 5 6;\n"), 4, "more values"),
-            (&format!("{head}x\n"), 3, "record count"),
+            (&format!("{head}x\n"), 3, "record count is not a number"),
+            // issue 30, N06: 23 digits are too many, not "not a number"
+            (
+                &format!("{head}12345678901234567890123\n"),
+                3,
+                "record count 12345678901234567890123 is too large (at most 18446744073709551615)",
+            ),
+            (
+                &format!("{head}1\n99999999999999999999999 0 1@0: 5;\n"),
+                4,
+                "depth 99999999999999999999999 is too large",
+            ),
             (
                 "# Atomium record and playback data - format version 1.1.\n",
                 2,
@@ -717,6 +759,20 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "line 4, column 10: `abc` is not a valid unsigned int value"
+        );
+    }
+
+    #[test]
+    fn more_callback_sets_than_the_binary_format_holds_are_refused() {
+        // issue 30, N07: a file the binary format (one byte) cannot convert
+        let codes = " 5".repeat(256);
+        let text = format!(
+            "# Atomium record and playback data - format version 1.1.\n0 1 256{codes}\n0\n"
+        );
+        let e = err_of(&text);
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 5: 256 callback sets: at most 255 (FORMAT.md)"
         );
     }
 

@@ -28,7 +28,9 @@ pub fn header_bytes(header: &Header) -> Vec<u8> {
     out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&header.count.to_le_bytes());
     out.push(header.mode as u8);
-    out.push(header.types.len() as u8);
+    // the engine and the readers hold at most MAX_CALLBACK_SETS (255)
+    debug_assert!(header.types.len() <= crate::types::MAX_CALLBACK_SETS);
+    out.push(u8::try_from(header.types.len()).unwrap_or(u8::MAX));
     out.extend(header.types.iter().map(|t| t.code()));
     out
 }

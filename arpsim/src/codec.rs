@@ -222,6 +222,25 @@ pub fn write_records(spec: &OutputSpec, header: &Header, records: &[Record]) -> 
     })
 }
 
+/// [`write_records`] for records made one at a time (`count` of them):
+/// only one is held, whatever their number and depth.
+pub fn write_record_iter(
+    spec: &OutputSpec,
+    header: &Header,
+    count: u64,
+    records: impl Iterator<Item = Record>,
+) -> Result<()> {
+    let mut h = header.clone();
+    h.count = count;
+    write_file(spec, &h, |w| {
+        for r in records {
+            w.write_payload(&r.stack, &r.payload)
+                .map_err(|e| spec.io_err(e))?;
+        }
+        Ok(())
+    })
+}
+
 fn finish_body<W: Write>(body: Body<W>) -> io::Result<W> {
     match body {
         Body::Plain(f) => Ok(f),

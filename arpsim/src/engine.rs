@@ -87,23 +87,52 @@ const NEVER: Counter = Counter {
     value: 0,
 };
 
+/// A thread's section counters, by section id. What a thread holds is
+/// proportional to the sections it entered, not to `max_sid` (issue 30,
+/// N05: 16 bytes x 65,536 per thread once cost 1 MiB a thread): the low
+/// ids, which programs use, in a vector grown to the highest one entered;
+/// the others in a map.
+#[derive(Default)]
+struct SectionCounters {
+    dense: Vec<Counter>,
+    sparse: rustc_hash::FxHashMap<Sid, Counter>,
+}
+
+/// Section ids below this are kept in the vector (4 KiB at most).
+const DENSE_SIDS: usize = 256;
+
+impl SectionCounters {
+    #[inline]
+    fn get_mut(&mut self, sid: Sid) -> &mut Counter {
+        let i = usize::from(sid);
+        if i < DENSE_SIDS {
+            if self.dense.len() <= i {
+                self.dense.resize(i + 1, NEVER);
+            }
+            &mut self.dense[i]
+        } else {
+            self.sparse.entry(sid).or_insert(NEVER)
+        }
+    }
+}
+
 struct ThreadState {
     frames: Vec<Frame>,
     /// `sid@idx` of every frame: the trace of a record (decision 6).
     entries: Vec<StackEntry>,
     data: Vec<Value>,
-    counters: Vec<Counter>,
+    counters: SectionCounters,
     kernels_open: u32,
     spawned: bool,
 }
 
 impl ThreadState {
-    fn new(max_sid: Sid) -> Self {
+    fn new() -> Self {
         ThreadState {
             frames: Vec::with_capacity(32),
             entries: Vec::with_capacity(32),
             data: Vec::with_capacity(32),
-            counters: vec![NEVER; max_sid as usize + 1],
+            counters: SectionCounters::default(),
             kernels_open: 0,
             spawned: false,
         }
@@ -170,41 +199,41 @@ impl Aggregates {
             .collect()
     }
 
-    fn records(&self, histogram: bool) -> Vec<crate::record::Record> {
-        self.order
-            .iter()
-            .map(|&node| {
-                let acc = self.accs[node as usize]
-                    .as_ref()
-                    .expect("ordered nodes have data");
-                let payload = if histogram {
-                    Payload::Histogram {
-                        count: acc.count,
-                        histograms: acc
-                            .bins
-                            .iter()
-                            .map(|b| Histogram {
-                                bins: b
-                                    .iter()
-                                    .enumerate()
-                                    .filter(|(_, &n)| n > 0)
-                                    .map(|(i, &n)| (i as u8, n))
-                                    .collect(),
-                            })
-                            .collect(),
-                    }
-                } else {
-                    Payload::Average {
-                        count: acc.count,
-                        means: acc.sums.iter().map(|s| s / acc.count as f64).collect(),
-                    }
-                };
-                crate::record::Record {
-                    stack: self.path(node),
-                    payload,
+    /// The records in the order their traces were first left, made one
+    /// at a time (a record's stack is its whole path: holding them all
+    /// would cost the square of the nesting depth).
+    fn records(&self, histogram: bool) -> impl Iterator<Item = crate::record::Record> + '_ {
+        self.order.iter().map(move |&node| {
+            let acc = self.accs[node as usize]
+                .as_ref()
+                .expect("ordered nodes have data");
+            let payload = if histogram {
+                Payload::Histogram {
+                    count: acc.count,
+                    histograms: acc
+                        .bins
+                        .iter()
+                        .map(|b| Histogram {
+                            bins: b
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, &n)| n > 0)
+                                .map(|(i, &n)| (i as u8, n))
+                                .collect(),
+                        })
+                        .collect(),
                 }
-            })
-            .collect()
+            } else {
+                Payload::Average {
+                    count: acc.count,
+                    means: acc.sums.iter().map(|s| s / acc.count as f64).collect(),
+                }
+            };
+            crate::record::Record {
+                stack: self.path(node),
+                payload,
+            }
+        })
     }
 }
 
@@ -283,6 +312,12 @@ impl Engine {
             return Err(ArpError::AfterStart {
                 what: "arp_add_callbacks",
             });
+        }
+        if self.callbacks.len() >= crate::types::MAX_CALLBACK_SETS {
+            return Err(ArpError::Invalid(format!(
+                "arp_add_callbacks: at most {} callback sets: a data.arp holds no more (FORMAT.md)",
+                crate::types::MAX_CALLBACK_SETS
+            )));
         }
         self.callbacks.push(set);
         Ok(())
@@ -429,9 +464,7 @@ impl Engine {
     pub fn enter(&mut self, tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) -> Result<()> {
         let run = self.running.as_mut().ok_or(ArpError::NotStarted)?;
         run.check_ids(tid, sid)?;
-        let max_sid = run.max_sid;
-        let thread =
-            run.threads[tid as usize].get_or_insert_with(|| Box::new(ThreadState::new(max_sid)));
+        let thread = run.threads[tid as usize].get_or_insert_with(|| Box::new(ThreadState::new()));
         if kind == SectionKind::Kernel && thread.kernels_open > 0 {
             // Manual 2.1: kernels are not nested, statically or dynamically.
             let outer = thread
@@ -448,7 +481,7 @@ impl Engine {
         }
         let parent = thread.frames.last().copied();
         let parent_instance = parent.map_or(0, |p| p.instance);
-        let counter = &mut thread.counters[sid as usize];
+        let counter = thread.counters.get_mut(sid);
         let idx = if counter.parent_instance == parent_instance {
             counter.value.wrapping_add(1)
         } else {
@@ -625,10 +658,9 @@ impl Engine {
         if run.threads[child as usize].is_some() {
             return Err(ArpError::ThreadExists { child });
         }
-        let max_sid = run.max_sid;
         let parent_state =
-            run.threads[parent as usize].get_or_insert_with(|| Box::new(ThreadState::new(max_sid)));
-        let mut state = ThreadState::new(max_sid);
+            run.threads[parent as usize].get_or_insert_with(|| Box::new(ThreadState::new()));
+        let mut state = ThreadState::new();
         state.frames = parent_state
             .frames
             .iter()
@@ -745,10 +777,10 @@ impl Engine {
                 } else {
                     Mode::RecordAverage
                 };
-                let records = aggs.records(histogram);
-                let header = self.header(mode, records.len() as u64, partial);
-                codec::write_records(&self.output, &header, &records)?;
-                summary.records = records.len() as u64;
+                let count = aggs.order.len() as u64;
+                let header = self.header(mode, count, partial);
+                codec::write_record_iter(&self.output, &header, count, aggs.records(histogram))?;
+                summary.records = count;
                 summary.path = Some(self.output.path.clone());
             }
             Sink::Stream(out) => {

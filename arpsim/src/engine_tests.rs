@@ -585,3 +585,32 @@ fn a_deep_unrecorded_tuple_gives_a_short_message() {
     assert_eq!(report.unexpected_total, 1);
     assert_eq!(report.unexpected[0].path.len(), 100);
 }
+
+#[test]
+fn more_callback_sets_than_a_file_holds_are_refused() {
+    // issue 30, N07: the binary format stores the set count in one byte;
+    // 256 sets once wrote a corrupt file and exited 0
+    let mut r = rig();
+    for _ in 1..crate::types::MAX_CALLBACK_SETS {
+        r.engine
+            .add_callbacks(Box::new(Cycles {
+                clock: r.clock.clone(),
+                log: r.log.clone(),
+                name: "b",
+                ty: DataType::UChar,
+            }))
+            .unwrap();
+    }
+    let err = r
+        .engine
+        .add_callbacks(Box::new(Cycles {
+            clock: r.clock.clone(),
+            log: r.log.clone(),
+            name: "c",
+            ty: DataType::UChar,
+        }))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at most 255 callback sets"), "{err}");
+    assert_eq!(r.engine.data_types().len(), 255);
+}

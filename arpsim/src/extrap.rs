@@ -73,10 +73,17 @@ pub fn export(
     }
     let first: BTreeSet<&String> = runs[0].params.keys().collect();
     if first.is_empty() {
+        let given = runs[0].path.display().to_string();
+        // `=:a.arp` or `1n=2:a.arp`: parameters that are not NAME=VALUE,
+        // suggested with the file alone (not "n=1024:=:a.arp"; issue 30, N06)
+        if let Some((head, file)) = given.split_once(':').filter(|(h, _)| h.contains('=')) {
+            return Err(ExportError::Usage(format!(
+                "{given}: `{head}` is not NAME=VALUE (a name is a letter or `_`, then letters, digits or `_`); \
+                 Extra-P needs parameter values, e.g. n=1024:{file}"
+            )));
+        }
         return Err(ExportError::Usage(format!(
-            "{}: no parameter values; Extra-P needs them (write NAME=VALUE:FILE, e.g. n=1024:{})",
-            runs[0].path.display(),
-            runs[0].path.display()
+            "{given}: no parameter values; Extra-P needs them (write NAME=VALUE:FILE, e.g. n=1024:{given})"
         )));
     }
     for r in runs {
@@ -223,6 +230,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("no parameter values"), "{e}");
+        // issue 30, N06: `=:a.arp` suggested "e.g. n=1024:=:a.arp"
+        let bad = RunSpec::parse(&format!("=:{}", a.display())).unwrap();
+        let e = export(&[bad], &names, &ExportOptions::default(), &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`=` is not NAME=VALUE"), "{e}");
+        assert!(e.ends_with(&format!("e.g. n=1024:{}", a.display())), "{e}");
         let runs = [
             RunSpec::parse(&format!("n=1:{}", a.display())).unwrap(),
             RunSpec::parse(&format!("p=1:{}", a.display())).unwrap(),

@@ -132,6 +132,7 @@ pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod extrap;
+pub mod input;
 pub mod measure;
 pub mod output;
 pub mod paths;

@@ -165,6 +165,40 @@ pub fn preflight(outputs: &[(&str, &Path)]) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that no output is one of the command's inputs: an output that
+/// leads (through links) to an existing file with the device and inode of
+/// an input (the same file under another name or a hard link included) is
+/// refused, naming both options (issue 30, N20: `run f.elf -o f.elf`
+/// replaced the ELF). Devices, FIFOs and `-` are written in place and
+/// never compared.
+pub fn not_an_input(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), String> {
+    let id = |p: &Path| {
+        fs::metadata(p)
+            .ok()
+            .map(|m| (m.is_file(), m.dev(), m.ino()))
+    };
+    for (option, out) in outputs {
+        if out.as_os_str() == "-" {
+            continue;
+        }
+        let Some((true, dev, ino)) = id(out) else {
+            continue;
+        };
+        for (input_option, input) in inputs {
+            if let Some((_, d, i)) = id(input) {
+                if (d, i) == (dev, ino) {
+                    return Err(format!(
+                        "{option} {} is the input {input_option} {} (the same file): an output never replaces an input",
+                        out.display(),
+                        input.display()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 static TEMPORARIES: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
 /// Registers a temporary file or folder for [`remove_temporaries`].

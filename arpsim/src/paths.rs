@@ -68,6 +68,11 @@ impl PathInterner {
         out
     }
 
+    /// The node `node`'s path extends by one section (`None` for the root).
+    pub fn parent(&self, node: u32) -> Option<u32> {
+        (node != Self::ROOT).then(|| self.keys[node as usize].0)
+    }
+
     /// How many nodes there are, the root included.
     pub fn len(&self) -> usize {
         self.keys.len()

@@ -7,6 +7,10 @@ use std::fmt;
 pub type Tid = u16;
 /// Section id (`arp_sid`, manual 6.1.1).
 pub type Sid = u16;
+
+/// The most callback sets a run may add: what every `data.arp` format
+/// holds (the binary format stores the count in one byte; FORMAT.md).
+pub const MAX_CALLBACK_SETS: usize = 255;
 /// Loop index / section counter (`arp_lidx`, manual 6.1.1).
 pub type Lidx = i32;
 

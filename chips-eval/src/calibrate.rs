@@ -621,7 +621,8 @@ impl Calibrator<'_, '_> {
             self.warn(w);
             return;
         }
-        let count: u64 = krs.iter().map(|k| k.count).sum();
+        // summed wide: a record's count may be any u64 (issue 30, N25)
+        let count: u128 = krs.iter().map(|k| u128::from(k.count)).sum();
         let total: f64 = krs.iter().map(|k| k.mean * k.count as f64).sum();
         let mean = total / count as f64;
         if mean == 0.0 {
@@ -667,7 +668,7 @@ impl Calibrator<'_, '_> {
         let mut prov: Vec<(String, toml_edit::Value)> = vec![
             ("files".into(), files.as_str().into()),
             ("sections".into(), sections.as_str().into()),
-            ("executions".into(), (count as i64).into()),
+            ("executions".into(), toml_count(count)),
             ("fit".into(), "mean per execution".into()),
         ];
         let sample_min = krs.iter().map(|k| k.min).collect::<Option<Vec<f64>>>();
@@ -1001,7 +1002,7 @@ impl Calibrator<'_, '_> {
                 let c = r.count as f64;
                 let n = kr.count as f64;
                 r.measured = (r.measured * c + (kr.mean - other_cycles) * n) / (c + n);
-                r.count += kr.count;
+                r.count = r.count.saturating_add(kr.count);
                 r.files.insert(spec.path.display().to_string());
                 r.sids.insert(kr.sid);
             }
@@ -1484,6 +1485,16 @@ fn stat(v: f64) -> f64 {
 }
 
 /// Rounds to 12 significant digits so files do not show float noise.
+/// A count in the provenance: a TOML integer (64 bits, signed) when it
+/// fits, else its exact decimal digits as a string, never a wrapped
+/// negative number (issue 30, N25: n = 2^64 - 1 was written as -1).
+pub fn toml_count(n: u128) -> toml_edit::Value {
+    match i64::try_from(n) {
+        Ok(i) => i.into(),
+        Err(_) => n.to_string().as_str().into(),
+    }
+}
+
 fn round_sig(v: f64) -> f64 {
     if v == 0.0 || !v.is_finite() {
         return v;

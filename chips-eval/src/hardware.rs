@@ -219,10 +219,12 @@ pub struct HardwareModel {
 
 impl HardwareModel {
     pub fn load(path: &Path) -> Result<Self, HardwareError> {
-        let text = std::fs::read_to_string(path).map_err(|e| HardwareError {
-            path: path.display().to_string(),
-            position: None,
-            message: format!("cannot read: {e}"),
+        let text = arpsim::input::read_to_string(path, crate::MAX_SOURCE_BYTES).map_err(|e| {
+            HardwareError {
+                path: path.display().to_string(),
+                position: None,
+                message: format!("cannot read: {e}"),
+            }
         })?;
         Self::from_toml(&path.display().to_string(), &text)
     }

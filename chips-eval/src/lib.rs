@@ -116,6 +116,13 @@
 
 #![forbid(unsafe_code)]
 
+/// Size caps of the files chips-eval reads whole, checked while reading
+/// (issue 30, N18; ARCHITECTURE.md, "Caps"): a model or vector source, a
+/// hardware file.
+pub const MAX_SOURCE_BYTES: u64 = 16 * arpsim::input::MIB;
+/// A shard's output read by `merge`.
+pub const MAX_SHARD_OUTPUT_BYTES: u64 = 256 * arpsim::input::MIB;
+
 pub mod ast;
 pub mod builtin_objects;
 pub mod calibrate;

@@ -78,7 +78,8 @@ fn invalid(file: &Path, message: impl fmt::Display) -> MergeError {
 
 /// Reads a shard's output, CSV or JSON (told apart by its first byte).
 pub fn read(path: &Path) -> Result<ShardOutput, MergeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| invalid(path, e))?;
+    let text = arpsim::input::read_to_string(path, crate::MAX_SHARD_OUTPUT_BYTES)
+        .map_err(|e| invalid(path, e))?;
     if text.trim_start().starts_with('{') {
         read_json(path, &text)
     } else {

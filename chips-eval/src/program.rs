@@ -139,7 +139,7 @@ pub struct LoadOptions {
 
 /// Reads a source file (model or vector definitions).
 fn read_source(path: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(path).map_err(|error| Error::Io {
+    let bytes = arpsim::input::read(path, crate::MAX_SOURCE_BYTES).map_err(|error| Error::Io {
         path: path.display().to_string(),
         error,
     })?;
@@ -412,7 +412,7 @@ impl Loader {
         {
             let candidate = d.join(&file_name);
             tried.push(d.display().to_string());
-            if let Ok(bytes) = std::fs::read(&candidate) {
+            if let Ok(bytes) = arpsim::input::read(&candidate, crate::MAX_SOURCE_BYTES) {
                 let path = candidate.display().to_string();
                 let text = match decode_source(&path, bytes) {
                     Ok(text) => text,

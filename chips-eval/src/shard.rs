@@ -59,10 +59,11 @@ pub fn sweep_hash(
     hash.update(format!("chips-eval {version} sweep 1\n").as_bytes());
     let hardware = ("hardware".to_string(), hardware.to_path_buf());
     for (what, path) in files.iter().chain(std::iter::once(&hardware)) {
-        let bytes = std::fs::read(path).map_err(|error| Error::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
+        let bytes =
+            arpsim::input::read(path, crate::MAX_SOURCE_BYTES).map_err(|error| Error::Io {
+                path: path.display().to_string(),
+                error,
+            })?;
         hash.update(format!("{what} {}\n", bytes.len()).as_bytes());
         hash.update(&bytes);
     }

@@ -434,3 +434,23 @@ fn an_unreadable_model_is_one_message_not_a_repeated_cause() {
         "{message}"
     );
 }
+
+/// issue 30, N18: a hardware file or a model on an endless device (a
+/// private /dev/zero in the scratch folder) stops at its 16 MiB cap.
+#[test]
+fn endless_model_and_hardware_files_stop_at_their_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero");
+    let made = std::process::Command::new("mknod")
+        .arg(&zero)
+        .args(["c", "1", "5"])
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: mknod needs root; the endless inputs are not tested");
+        return;
+    }
+    let e = HardwareModel::load(&zero).unwrap_err().to_string();
+    assert!(e.contains("larger than 16 MiB"), "{e}");
+    let e = load(&zero, None).expect_err("refused").to_string();
+    assert!(e.contains("larger than 16 MiB"), "{e}");
+}

@@ -624,3 +624,57 @@ fn files_written_by_the_arpsim_engine_calibrate() {
     assert_eq!(p["min_cycles"].as_float(), Some(10.0));
     assert_eq!(p["max_cycles"].as_float(), Some(28.0));
 }
+
+/// issue 30, N25: a record's execution count is any u64; the provenance
+/// wrote n = 2^64 - 1 as `executions = -1`. Counts that do not fit a TOML
+/// integer are written exactly, as a string (a sum past 2^64 - 1 is
+/// already refused by the reader, naming the section).
+#[test]
+fn provenance_counts_are_never_wrapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("byid.la");
+    std::fs::write(
+        &model,
+        "application byid {\noption { debug = 0 }\nproc cflow T { compute <is arp, \"8\">; }\nproc exec init { return T(); }\n}\n",
+    )
+    .unwrap();
+    let mut s = setup();
+    s.program = Program::load(&model, &LoadOptions::default(), Some(&s.base)).unwrap();
+    for (records, expected) in [
+        (
+            vec![(&[1u16, 8][..], u64::MAX, 5.0)],
+            "\"18446744073709551615\"",
+        ),
+        (
+            vec![
+                (&[1u16, 8][..], i64::MAX as u64, 5.0),
+                (&[2u16, 8][..], 2, 5.0),
+            ],
+            "\"9223372036854775809\"",
+        ),
+        (
+            vec![(&[1u16, 8][..], i64::MAX as u64, 5.0)],
+            "9223372036854775807",
+        ),
+    ] {
+        let p = average_file(dir.path(), "x.arp", &records);
+        let c = calibrate_with(
+            &s,
+            &[RunSpec::new(p)],
+            &SectionNames::default(),
+            &CalibrationOptions::default(),
+        )
+        .unwrap();
+        let line = c
+            .toml
+            .lines()
+            .find(|l| l.contains("executions"))
+            .unwrap_or_else(|| panic!("{}", c.toml));
+        assert!(line.contains(&format!("executions = {expected}")), "{line}");
+        let hw = HardwareModel::from_toml("out", &c.toml).unwrap();
+        assert_eq!(
+            hw.kernels["8"],
+            chips_eval::hardware::KernelCost::Cycles(5.0)
+        );
+    }
+}

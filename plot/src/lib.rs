@@ -59,6 +59,10 @@ pub const MIN_SIZE: (u32, u32) = (200, 150);
 /// The largest plot `--size` accepts (a PNG of 256 MB of pixels at most).
 pub const MAX_SIZE: (u32, u32) = (8000, 8000);
 
+/// A series with more points than this is drawn as a line without
+/// markers (they would cover it).
+pub const MARKED_POINTS: usize = 200;
+
 /// What to draw besides the results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotOptions {
@@ -551,8 +555,11 @@ fn line(s: &mut String, l: &Layout, x: &Axis, y: &Axis, series: &Series, style: 
         style.colour,
         dash_attribute(style, width)
     );
-    for &(px, py) in &series.points {
-        marker(s, l.x(x, px), l.y(y, py), 4.0 * l.k, l.k, style);
+    // markers only where they can be told apart: a dense series is a line
+    if series.points.len() <= MARKED_POINTS {
+        for &(px, py) in &series.points {
+            marker(s, l.x(x, px), l.y(y, py), 4.0 * l.k, l.k, style);
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //!   being built, memory is bounded by the largest single tag or text node,
 //!   and [`ParseOptions`] caps input size, element count and nesting depth.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead};
 
 use quick_xml::events::{BytesStart, Event};
@@ -394,6 +394,19 @@ impl<R: BufRead> XmlReader<R> {
         let mut raw_names: HashSet<&[u8]> = HashSet::new();
         let mut names: HashSet<(Option<String>, String)> = HashSet::new();
         let (mut scanned, mut position) = (0usize, advance(tag_position, b"<"));
+        // The prefixes this very tag declares, looked up in a map: quick-xml
+        // resolves a prefix by a scan of every binding in scope, quadratic
+        // in the prefixed attributes of a tag that declares each of them
+        // (issue 30, N22: 80k took 14.9 s). Declared here, they shadow any
+        // outer binding; other prefixes are resolved by quick-xml.
+        let mut declared: HashMap<&[u8], &[u8]> = HashMap::new();
+        for attribute in start.attributes().with_checks(false).flatten() {
+            if let Some(prefix) = attribute.key.into_inner().strip_prefix(b"xmlns:") {
+                if let std::borrow::Cow::Borrowed(value) = attribute.value {
+                    declared.insert(prefix, value);
+                }
+            }
+        }
         // quick-xml's own duplicate check compares each key with all earlier
         // ones (quadratic); the sets below do the same job.
         for attribute in start.attributes().with_checks(false) {
@@ -434,9 +447,19 @@ impl<R: BufRead> XmlReader<R> {
             let namespace = match &prefix {
                 None => None,
                 Some(p) if p == "xml" => Some(XML_NS.to_string()),
-                Some(p) => match self.reader.resolve_attribute(key).0 {
-                    ResolveResult::Bound(ns) => Some(namespace_uri(ns.as_ref(), position)?),
-                    _ => return Err(self.error(position, ParseErrorKind::UnboundPrefix(p.clone()))),
+                Some(p) => match declared.get(p.as_bytes()) {
+                    Some(ns) if !ns.is_empty() => Some(namespace_uri(ns, position)?),
+                    Some(_) => {
+                        return Err(self.error(position, ParseErrorKind::UnboundPrefix(p.clone())))
+                    }
+                    None => match self.reader.resolve_attribute(key).0 {
+                        ResolveResult::Bound(ns) => Some(namespace_uri(ns.as_ref(), position)?),
+                        _ => {
+                            return Err(
+                                self.error(position, ParseErrorKind::UnboundPrefix(p.clone()))
+                            )
+                        }
+                    },
                 },
             };
             if namespace.as_deref() == Some(XMLNS_NS) {

@@ -501,3 +501,25 @@ fn a_section_id_named_twice_is_an_error_naming_both_elements() {
     let doc = sir::Document::Apart(apart::parse_str(&same).unwrap().document);
     assert_eq!(sir::arp::section_names(doc).unwrap()[&3], "ato_kernel_fir");
 }
+
+/// issue 30, N22: a tag declaring a prefix for each of its attributes
+/// (`xmlns:pN="..." pN:a="..."`) took time quadratic in them (80k: 14.9 s,
+/// now 0.2 s): a prefix declared on the tag is looked up in a map. A
+/// declaration on the tag shadows an outer one.
+#[test]
+fn a_tag_declaring_a_prefix_per_attribute_parses_in_linear_time() {
+    let count = 80_000;
+    let mut xml = String::from(
+        "<sir language=\"c\" xmlns:p0=\"urn:outer\">\n<unit id=\"u\" type=\"function\"",
+    );
+    for i in 0..count {
+        xml.push_str(&format!(" xmlns:p{i}=\"urn:n{i}\" p{i}:a=\"{i}\""));
+    }
+    xml.push_str("/></sir>");
+    let parsed = apart::parse_str(&xml).unwrap().document;
+    let unit = parsed.units()[0];
+    assert_eq!(unit.annotations.len(), count);
+    assert_eq!(unit.annotations.get("urn:n0", "a"), Some("0"));
+    assert_eq!(unit.annotations.get("urn:outer", "a"), None);
+    assert_eq!(unit.annotations.get("urn:n79999", "a"), Some("79999"));
+}

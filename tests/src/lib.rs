@@ -19,6 +19,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub mod golden;
+pub mod measure;
 pub mod probe;
 pub mod slurm;
 

@@ -350,7 +350,9 @@ fn a_bad_gdb_address_is_a_usage_error() {
     let elf = guest("cortex-m4", "filter");
     for bad in [
         &["--gdb", "not-a-port"][..],
-        &["--gdb", "3333", "--timeout", "5"],
+        // --timeout now goes with --gdb (issue 30, N23); --gdb-no-wait
+        // still needs --gdb
+        &["--gdb-no-wait"],
     ] {
         let out = Command::new(sim_host_bin())
             .arg("run")
@@ -812,4 +814,103 @@ fn a_bare_gdb_option_listens_on_the_default_port() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("goes after the ELF"), "{stderr}");
+}
+
+/// issue 30, N06: `Hg-1` (registers of "every thread") made gdbstub's
+/// "This should never happen! ... file an issue at gdbstub" the user's
+/// message; it is said in the stub's own words and the run goes on.
+#[test]
+fn an_hg_minus_one_is_refused_in_our_words_and_the_run_goes_on() {
+    let session = RawSession::start("gdb-hg-all");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "Hg-1");
+    read_ack(&mut gdb);
+    let stderr = session.finishes_unchanged();
+    assert!(!stderr.contains("should never happen"), "{stderr}");
+    assert!(
+        stderr.contains("does not accept (such as `Hg-1`"),
+        "{stderr}"
+    );
+}
+
+/// issue 30, N06: gdb's `kill` was reported as "interrupted by signal 9".
+#[test]
+fn a_gdb_kill_is_reported_as_the_debugger_s() {
+    let mut session = RawSession::start("gdb-kill");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "k");
+    read_ack(&mut gdb);
+    let status = wait_for(&mut session.run, Duration::from_secs(120));
+    let stderr = session.stderr.join().unwrap();
+    assert_eq!(status, Some(137), "{stderr}");
+    assert!(stderr.contains("killed by the debugger"), "{stderr}");
+    assert!(!stderr.contains("signal 9"), "{stderr}");
+}
+
+/// issue 30, N23: the stub announces PacketSize 0x1000 but held a 200 MB
+/// packet whole; a packet longer than 4096 bytes ends the session with a
+/// message, and the run goes on.
+#[test]
+fn a_packet_longer_than_the_announced_size_ends_the_session() {
+    let session = RawSession::start("gdb-huge-packet");
+    let mut gdb = session.connect();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    let mut huge = vec![b'$', b'm'];
+    huge.extend(std::iter::repeat_n(b'0', 64 * 1024));
+    // the stub may close the connection before it has read everything
+    let _ = gdb.write_all(&huge);
+    let stderr = session.finishes_unchanged();
+    assert!(
+        stderr.contains("a packet of more than 4096 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
+
+/// issue 30, N23: a client that connects and sends nothing held the guest
+/// until it disconnected; after 5 s of silence the run goes on without it.
+#[test]
+fn a_silent_client_is_given_up_and_the_run_goes_on() {
+    let session = RawSession::start("gdb-silent");
+    let gdb = session.connect();
+    let stderr = session.finishes_unchanged();
+    drop(gdb);
+    assert!(
+        stderr.contains("the client connected but sent nothing for 5 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run goes on without the debugger"),
+        "{stderr}"
+    );
+}
+
+/// issue 30, N23: `--timeout` could not be combined with `--gdb`; it can,
+/// and the time the debugger holds the guest does not count.
+#[test]
+fn a_timeout_works_with_gdb() {
+    let dir = scratch("gdb-timeout");
+    let elf = guest("cortex-m4", "filter-bench");
+    run_plain(&dir, "cortex-m4", &elf, &[]);
+    let port = free_port();
+    let (mut run, stderr) = start_debuggable(&dir, "cortex-m4", &elf, port, &["--timeout", "600"]);
+    let mut gdb = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    send_packet(&mut gdb, "?");
+    assert!(read_packet(&mut gdb).starts_with('T'));
+    send_packet(&mut gdb, "D");
+    assert_eq!(read_packet(&mut gdb), "OK");
+    let status = wait_for(&mut run, Duration::from_secs(120));
+    assert_eq!(status, Some(0), "{}", stderr.join().unwrap());
+    let plain = std::fs::read(dir.join("plain.arp")).unwrap();
+    let debugged = std::fs::read(dir.join("debugged.arp")).unwrap();
+    assert!(plain == debugged, "data.arp differs with --timeout");
 }

@@ -167,3 +167,32 @@ fn preflight_names_the_option_and_the_path() {
     assert!(preflight(&[("--json", &ok), ("--csv", Path::new("-"))]).is_ok());
     assert!(!ok.exists(), "a check writes nothing");
 }
+
+/// issue 30, N20: an output that is an input, under its own name, a link
+/// or a hard link, is refused; distinct files and devices are not.
+#[test]
+fn an_output_that_is_an_input_is_refused_by_device_and_inode() {
+    let dir = scratch();
+    let input = dir.path().join("f.elf");
+    fs::write(&input, "elf").unwrap();
+    let hard = dir.path().join("hard.elf");
+    fs::hard_link(&input, &hard).unwrap();
+    let soft = dir.path().join("soft.elf");
+    symlink(&input, &soft).unwrap();
+    let other = dir.path().join("other.arp");
+    fs::write(&other, "arp").unwrap();
+    let new = dir.path().join("new.arp");
+    for out in [&input, &hard, &soft] {
+        let e = not_an_input(&[("-o", out)], &[("ELF", &input)]).unwrap_err();
+        assert!(e.contains("-o") && e.contains("the input ELF"), "{e}");
+    }
+    let ins: [(&str, &Path); 2] = [("ELF", &input), ("--expect-output", &other)];
+    let e = not_an_input(&[("-o", &new), ("--report-json", &other)], &ins).unwrap_err();
+    assert!(
+        e.contains("--report-json") && e.contains("--expect-output"),
+        "{e}"
+    );
+    assert!(not_an_input(&[("-o", &new), ("-", Path::new("-"))], &ins).is_ok());
+    assert!(not_an_input(&[("-o", &other)], &[("ELF", &input)]).is_ok());
+    assert_eq!(fs::read_to_string(&input).unwrap(), "elf");
+}

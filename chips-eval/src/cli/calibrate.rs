@@ -86,7 +86,7 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
     for s in &a.section {
         names.add_spec(s)?;
     }
-    let base_text = std::fs::read_to_string(&a.hardware)
+    let base_text = arpsim::input::read_to_string(&a.hardware, chips_eval::MAX_SOURCE_BYTES)
         .with_context(|| format!("reading {}", a.hardware.display()))?;
     let base_path = a.hardware.display().to_string();
     let base = HardwareModel::from_toml(&base_path, &base_text)?;

@@ -291,12 +291,16 @@ fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
 /// `sim-host arp plot`: written through `arpsim::output`, checked first.
 fn plot_sections(args: &PlotArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("-o", args.output.as_path())], &[("FILE", &args.file)])
+        .map_err(anyhow::Error::msg)?;
     let names = args.names.load()?;
-    let chart = sim_host::observe::section_plot::chart_named(&args.file, &names)?;
     let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
     if let Some((w, h)) = args.size {
         (opts.width, opts.height) = (w, h);
     }
+    // a column of samples per pixel of width
+    let chart =
+        sim_host::observe::section_plot::chart_named(&args.file, opts.width as usize, &names)?;
     opts.log_y = args.log_y;
     let ext = args
         .output
@@ -354,6 +358,10 @@ fn export_extrap(args: ExportExtrapArgs) -> Result<()> {
         .iter()
         .map(|r| RunSpec::parse(r))
         .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<(&str, &std::path::Path)> =
+        runs.iter().map(|r| ("a run", r.path.as_path())).collect();
+    arpsim::output::not_an_input(&[("--output", &args.output)], &inputs)
+        .map_err(anyhow::Error::msg)?;
     let names = section_names(args.sir.as_deref(), &args.section)?;
     let options = arpsim::extrap::ExportOptions {
         metric: args.metric,
@@ -374,6 +382,7 @@ fn section_names(sir: Option<&Path>, specs: &[String]) -> Result<arpsim::measure
     if let Some(path) = sir {
         let file =
             std::fs::File::open(path).with_context(|| format!("--sir {}", path.display()))?;
+        let file = arpsim::input::Capped::new(file, sim_host::model::limits::MAX_SIR_BYTES);
         let parsed = sir::parse(std::io::BufReader::new(file), &sir::ParseOptions::default())
             .map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))?;
         let found = sir::arp::section_names(parsed.document)
@@ -395,6 +404,8 @@ fn convert(args: &ConvertArgs) -> Result<()> {
         mode: args.mode.as_deref().map(mode).transpose()?,
     };
     arpsim::output::preflight(&[("OUTPUT", &args.output)]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("OUTPUT", &args.output)], &[("INPUT", &args.input)])
+        .map_err(anyhow::Error::msg)?;
     let records = tools::convert(&args.input, &args.output, &options)?;
     sim_host::say!("{records} records written to {}", args.output.display());
     Ok(())

@@ -104,7 +104,8 @@ pub struct Args {
     /// Callback sets, in order: cycles, instructions.
     #[arg(long, value_delimiter = ',', default_value = "cycles")]
     pub measure: Vec<Measure>,
-    /// Play this recording back (implies --mode playback).
+    /// Play this recording back (implies --mode playback; it writes no
+    /// data.arp, so -o is refused).
     #[arg(long)]
     pub playback: Option<PathBuf>,
     /// Simulated cores (default: the target's).
@@ -186,8 +187,7 @@ pub struct Args {
         value_name = "[ADDR:]PORT",
         value_parser = sim_host::tools::gdb::parse_address,
         num_args = 0..=1,
-        default_missing_value = "3333",
-        conflicts_with = "timeout"
+        default_missing_value = "3333"
     )]
     pub gdb: Option<std::net::SocketAddr>,
     /// A CMSIS-SVD file of the part: an access to one of its peripherals

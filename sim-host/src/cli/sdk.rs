@@ -19,8 +19,15 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Write the SDK into DIR.
-    Install { dir: PathBuf },
+    /// Write the SDK into DIR. A DIR that holds anything but this SDK
+    /// (other files, or SDK files that differ) is refused.
+    Install {
+        dir: PathBuf,
+        /// Write into a DIR that holds other files; each file that differs
+        /// from the SDK's is replaced and named.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -30,9 +37,15 @@ pub fn run(args: Args) -> Result<()> {
             let dir = sim_host::tools::sdk::ensure_default().context("installing the guest SDK")?;
             sim_host::show!("{}", dir.display());
         }
-        Some(Command::Install { dir }) => {
-            sim_host::tools::sdk::install(&dir)
+        Some(Command::Install { dir, force }) => {
+            let done = sim_host::tools::sdk::install(&dir, force)
                 .with_context(|| format!("installing the guest SDK into {}", dir.display()))?;
+            for path in &done.replaced {
+                sim_host::say!(
+                    "sim-host: replaced {} (it differed from the SDK's)",
+                    path.display()
+                );
+            }
             sim_host::say!("sim-host: guest SDK written to {}", dir.display());
         }
     }

@@ -114,12 +114,14 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn generate(args: GenerateArgs) -> Result<()> {
+    arpsim::output::not_an_input(&[("-o", &args.output)], &[("ELF", &args.elf)])
+        .map_err(anyhow::Error::msg)?;
     let target = match &args.target_file {
         Some(path) => Target::load(path)?,
         None => target::builtin(&args.target)?,
     };
-    let bytes =
-        std::fs::read(&args.elf).with_context(|| format!("reading {}", args.elf.display()))?;
+    let bytes = arpsim::input::read(&args.elf, sim_host::model::limits::MAX_ELF_BYTES)
+        .with_context(|| format!("reading {}", args.elf.display()))?;
     let image = GuestImage::parse(&bytes, &args.elf, &target)?;
     let generated = sirgen::generate(&image, &bytes, &target, args.dialect.into())
         .with_context(|| format!("generating the SIR of {}", args.elf.display()))?;
@@ -185,7 +187,10 @@ fn validate(args: &ValidateArgs) -> Result<()> {
 /// cannot be read or parsed counts as one error.
 fn validate_file(file: &Path) -> Tally {
     let input = match std::fs::File::open(file) {
-        Ok(f) => std::io::BufReader::new(f),
+        Ok(f) => std::io::BufReader::new(arpsim::input::Capped::new(
+            f,
+            sim_host::model::limits::MAX_SIR_BYTES,
+        )),
         Err(e) => {
             sim_host::show!("{}: error: cannot read: {e}", file.display());
             return Tally {
@@ -229,6 +234,8 @@ fn show_finding(file: &Path, finding: &Diagnostic) {
 
 fn convert(args: &ConvertArgs) -> Result<()> {
     arpsim::output::preflight(&[("-o", &args.output)]).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&[("-o", &args.output)], &[("INPUT", &args.input)])
+        .map_err(anyhow::Error::msg)?;
     let document = read_document(&args.input)?;
     let (converted, losses) = to_dialect(document, args.to)
         .with_context(|| format!("converting {}", args.input.display()))?;
@@ -247,6 +254,7 @@ fn convert(args: &ConvertArgs) -> Result<()> {
 fn read_document(path: &Path) -> Result<sir::Document> {
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let file = arpsim::input::Capped::new(file, sim_host::model::limits::MAX_SIR_BYTES);
     let parsed = sir::parse(std::io::BufReader::new(file), &sir::ParseOptions::default())
         .map_err(|e| anyhow::anyhow!("{}:{}: {}", path.display(), e.position, e.kind))?;
     Ok(parsed.document)

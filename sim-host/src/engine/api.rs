@@ -208,7 +208,13 @@ pub struct RunOutcome {
     pub cycles: u64,
     pub instructions: u64,
     pub host_time: Duration,
+    /// The beginning of the guest's output (at most
+    /// [`crate::host::semihost::CONSOLE_KEPT`] bytes).
     pub console: Vec<u8>,
+    /// Bytes the guest wrote to its output.
+    pub console_bytes: u64,
+    /// The output compared with `RunOptions::expect_output`.
+    pub output_check: Option<crate::host::expected::OutputVerdict>,
     pub sections: Vec<TraceStats>,
     /// The `data.arp` written: path, records, partial.
     pub arp_file: Option<(PathBuf, u64, bool)>,

@@ -40,12 +40,15 @@ fn slot_of(addr: u32) -> usize {
     (addr as usize >> 1) & (SLOTS - 1)
 }
 
-/// Direct-mapped cache in front of a map of all priced blocks.
+/// Direct-mapped cache in front of a map of all priced blocks. What it
+/// holds is proportional to the blocks that exist: a block the guest
+/// rewrites is forgotten whole (issue 30, N12: the prices of rewritten
+/// blocks were once kept for ever, 1.26 GB after 3 million rewrites).
 pub(super) struct BlockCache {
     /// A fixed-size array: its index needs no bounds check.
     slots: Box<[Slot; SLOTS]>,
-    prices: Vec<Price>,
-    index: rustc_hash::FxHashMap<u32, u32>,
+    /// Every priced block's price, by its address.
+    index: rustc_hash::FxHashMap<u32, Price>,
     /// Start -> end of every priced block of guest code (not intercepted
     /// entry points), to forget the prices of code that is rewritten.
     spans: std::collections::BTreeMap<u32, u32>,
@@ -62,7 +65,6 @@ impl BlockCache {
                 .into_boxed_slice()
                 .try_into()
                 .expect("SLOTS slots"),
-            prices: Vec::new(),
             index: rustc_hash::FxHashMap::default(),
             spans: std::collections::BTreeMap::new(),
         }
@@ -74,7 +76,7 @@ impl BlockCache {
         if slot.tag == addr.wrapping_add(1) {
             return Some(slot.price);
         }
-        let price = self.prices[*self.index.get(&addr)? as usize];
+        let price = *self.index.get(&addr)?;
         *slot = Slot {
             tag: addr.wrapping_add(1),
             price,
@@ -89,7 +91,7 @@ impl BlockCache {
         if slot.tag == addr.wrapping_add(1) {
             return Some(slot.price);
         }
-        Some(self.prices[*self.index.get(&addr)? as usize])
+        self.index.get(&addr).copied()
     }
 
     /// Forgets the prices of blocks with code in `start..end` (the guest
@@ -116,9 +118,7 @@ impl BlockCache {
     }
 
     pub(super) fn insert(&mut self, addr: u32, price: Price) {
-        let i = self.prices.len() as u32;
-        self.prices.push(price);
-        self.index.insert(addr, i);
+        self.index.insert(addr, price);
         if price.fallthrough != u32::MAX {
             self.spans.insert(addr, price.fallthrough);
         }

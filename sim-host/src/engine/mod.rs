@@ -55,4 +55,4 @@ pub use api::{
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::{PeripheralOptions, RunOptions};
-pub use setup::run;
+pub use setup::{run, TRANSLATION_BUFFER};

@@ -21,6 +21,8 @@ pub struct RunOptions {
     pub cmdline: String,
     /// Print the guest's console output as it runs.
     pub echo: bool,
+    /// The guest's output must equal this; compared while it is written.
+    pub expect_output: Option<crate::host::expected::ExpectedOutput>,
     /// Set to a signal's number (by `signals::install`) to stop the run
     /// cleanly at the next block boundary.
     pub interrupt: Option<Arc<AtomicI32>>,

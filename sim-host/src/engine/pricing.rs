@@ -31,7 +31,8 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         fallthrough: cost.fallthrough as u32,
         last_insn: insns.last().map_or(addr, |i| i.addr) as u32,
         taken_extra: cost.taken_extra as u16,
-        entry_penalty: cost.entry_penalty as u16,
+        // at most MAX_CLASS_CYCLES (target files are checked): never truncated
+        entry_penalty: u16::try_from(cost.entry_penalty).unwrap_or(u16::MAX),
         intercept: 0,
         unpriced: !cost.unpriced.is_empty(),
         branch: cost.branch as u8,

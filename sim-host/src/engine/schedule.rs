@@ -9,7 +9,7 @@ use super::registers::{fpu_thread_registers, regs, thread_registers};
 use super::resume::start;
 use super::state::Uc;
 use super::stop::fault;
-use crate::host::threads::ThreadId;
+use crate::host::threads::{State as ThreadState, ThreadId};
 use crate::model::target::Arch;
 use std::time::{Duration, Instant};
 use unicorn_engine::unicorn_const::uc_error;
@@ -29,6 +29,12 @@ pub(super) fn run_threads(
     let mut paused = Duration::ZERO;
     let mut result: Result<(), uc_error> = Ok(());
     loop {
+        // a stop signal that came during the set-up or a slice too short to
+        // poll (the block hook looks every 2^20 cycles; issue 30, N09)
+        if let Some(stop) = signalled(options) {
+            emu.get_data_mut().end.stop = Some(stop);
+            break;
+        }
         let Some((next, slice_end)) = emu.get_data().threads.sched.next() else {
             let st = emu.get_data();
             let message = if st.threads.sched.alive().is_empty() {
@@ -45,9 +51,10 @@ pub(super) fn run_threads(
         for o in &options.observers {
             o.borrow_mut().thread(next, clock);
         }
+        // the time a debugger held the guest does not count (issue 30, N23)
         let timeout_us = match options.timeout {
             None => 0,
-            Some(t) => match t.checked_sub(started.elapsed()) {
+            Some(t) => match t.checked_sub(started.elapsed().saturating_sub(paused)) {
                 Some(left) => left.as_micros().max(1) as u64,
                 None => {
                     emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
@@ -66,17 +73,42 @@ pub(super) fn run_threads(
             }
         };
         end_slice(emu, next, clock, waiting, core);
-        if emu.get_data().end.stop.is_some() || result.is_err() || emu.get_data().debug.reset {
+        if emu.get_data().debug.reset {
+            break;
+        }
+        // a guest that exits within 2^20 cycles of a stop signal or past
+        // the deadline never met a poll: the signal and the deadline win
+        if matches!(emu.get_data().end.stop, None | Some(Stop::Exit(_))) {
+            if let Some(stop) = signalled(options).or_else(|| {
+                options
+                    .timeout
+                    .filter(|t| started.elapsed().saturating_sub(paused) >= *t)
+                    .map(Stop::Timeout)
+            }) {
+                emu.get_data_mut().end.stop = Some(stop);
+                break;
+            }
+        }
+        if emu.get_data().end.stop.is_some() || result.is_err() {
             break;
         }
         if let Some(t) = options.timeout {
-            if started.elapsed() >= t {
+            if started.elapsed().saturating_sub(paused) >= t {
                 emu.get_data_mut().end.stop = Some(Stop::Timeout(t));
                 break;
             }
         }
     }
     Ok((result, paused))
+}
+
+/// The stop a signal asks for, if one came.
+fn signalled(options: &RunOptions) -> Option<Stop> {
+    let signal = options
+        .interrupt
+        .as_ref()?
+        .load(std::sync::atomic::Ordering::Relaxed);
+    (signal > 0).then_some(Stop::Interrupted(signal))
 }
 
 /// Starts a slice of thread `next`, ending at cycle `slice_end`: a new
@@ -162,16 +194,29 @@ pub(super) fn switch_thread(
     if next == current {
         return Ok(());
     }
-    let ctx = thread_regs
-        .iter()
-        .map(|reg| emu.reg_read(*reg))
-        .collect::<Result<Vec<u64>, _>>();
-    let ctx = uc("save registers", ctx)?;
-    let contexts = &mut emu.get_data_mut().threads.contexts;
-    if contexts.len() <= current as usize {
-        contexts.resize_with(current as usize + 1, || None);
+    // an ended thread's registers are never needed again (kept, they
+    // would grow with every thread ever made)
+    if emu.get_data().threads.sched.thread(current).state == ThreadState::Done {
+        if let Some(slot) = emu
+            .get_data_mut()
+            .threads
+            .contexts
+            .get_mut(current as usize)
+        {
+            *slot = None;
+        }
+    } else {
+        let ctx = thread_regs
+            .iter()
+            .map(|reg| emu.reg_read(*reg))
+            .collect::<Result<Vec<u64>, _>>();
+        let ctx = uc("save registers", ctx)?;
+        let contexts = &mut emu.get_data_mut().threads.contexts;
+        if contexts.len() <= current as usize {
+            contexts.resize_with(current as usize + 1, || None);
+        }
+        contexts[current as usize] = Some(ctx);
     }
-    contexts[current as usize] = Some(ctx);
     // A thread that never ran starts from the registers of the one that
     // ran last, which it shares the program's global state with (RISC-V gp
     // and tp, the M-profile control registers); its own SP, PC, return

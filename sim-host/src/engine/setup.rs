@@ -24,6 +24,7 @@ use super::state::{CounterOffsets, MmioCursor};
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
 use crate::host::arp_host::ArpHost;
+use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::sandbox::Sandbox;
 use crate::host::scs::Scs;
 use crate::host::semihost::{HostConsole, Semihost};
@@ -42,6 +43,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use unicorn_engine::unicorn_const::{Arch as UcArch, HookType, MemType, Mode as UcMode};
 use unicorn_engine::{ArmCpuModel, Riscv32CpuModel, Unicorn};
+use unicorn_engine_sys::{uc_ctl, uc_error, ControlType};
 
 /// Loads the image into a fresh machine and runs it to the end.
 pub fn run(
@@ -65,8 +67,10 @@ pub fn run(
     });
     let image = Rc::new(image);
     let target = Rc::new(target);
+    // --timeout counts the set-up too (issue 30, N09)
+    let begun = Instant::now();
     loop {
-        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options)? {
+        if let Some(outcome) = run_once(Rc::clone(&image), Rc::clone(&target), &options, begun)? {
             return Ok(outcome);
         }
         // the debugger reset the guest: observers start from nothing too
@@ -108,6 +112,7 @@ pub(super) fn run_once(
     image: Rc<GuestImage>,
     target: Rc<Target>,
     options: &RunOptions,
+    begun: Instant,
 ) -> Result<Option<RunOutcome>, MachineError> {
     let arch = target.arch;
     let decoder = Decoder::new(arch)?;
@@ -142,7 +147,7 @@ pub(super) fn run_once(
         _ => None,
     };
     let started = Instant::now();
-    let (result, paused) = run_threads(&mut emu, options, &mut debug, started)?;
+    let (result, paused) = run_threads(&mut emu, options, &mut debug, begun)?;
     if emu.get_data().debug.reset {
         return Ok(None);
     }
@@ -237,9 +242,22 @@ fn guest_io(
         what: format!("--fs-root {}", root.unwrap_or(Path::new("")).display()),
         message: e.to_string(),
     })?;
+    let check = options
+        .expect_output
+        .as_ref()
+        .map(OutputCheck::open)
+        .transpose()
+        .map_err(|e| MachineError::Setup {
+            what: match &options.expect_output {
+                Some(ExpectedOutput::File(p)) => format!("--expect-output {}", p.display()),
+                _ => "the expected output".into(),
+            },
+            message: e.to_string(),
+        })?;
     Ok(GuestIo {
         semihost: Semihost::new(sandbox, options.cmdline.clone(), target.clock_hz, heap),
         console: HostConsole {
+            check,
             echo: options.echo,
             deadline: options.timeout.map(|t| Instant::now() + t),
             interrupt: options.interrupt.clone(),
@@ -293,8 +311,13 @@ pub(super) fn create_engine(
         "create engine",
         Unicorn::new_with_data(uc_arch, uc_mode, state),
     )?;
-    // The CPU model must be set before anything initialises the engine.
+    // The CPU model and the translation buffer must be set before
+    // anything initialises the engine.
     uc("set CPU model", emu.ctl_set_cpu_model(cpu_model(target)?))?;
+    uc(
+        "set the translation buffer",
+        set_translation_buffer(&mut emu, TRANSLATION_BUFFER),
+    )?;
     map_memory(&mut emu, target)?;
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
@@ -305,6 +328,30 @@ pub(super) fn create_engine(
         )?;
     }
     Ok(emu)
+}
+
+/// Bytes of host code Unicorn keeps for translated guest blocks; when it is
+/// full, the translations are flushed and made again as the guest runs
+/// (issue 30, N12: Unicorn's default, 1 GiB on 64-bit hosts, let a guest
+/// that rewrites its code grow the host's memory by that much). A
+/// microcontroller program's code translates to a few MiB.
+pub const TRANSLATION_BUFFER: u32 = 32 << 20;
+
+/// Sets the size of Unicorn's translation buffer (`uc_ctl`
+/// `UC_CTL_TCG_BUFFER_SIZE`, which the crate does not wrap); only before
+/// the engine is initialised.
+fn set_translation_buffer(emu: &mut Uc<'static>, bytes: u32) -> Result<(), uc_error> {
+    // UC_CTL_WRITE(UC_CTL_TCG_BUFFER_SIZE, 1): the type, one argument, a write
+    const TCG_BUFFER_SIZE: u32 = 13;
+    let control = ControlType(TCG_BUFFER_SIZE | (1 << 26) | (1 << 30));
+    // SAFETY: the handle is this live engine's; the control takes one
+    // uint32_t argument, which is what is passed.
+    let err = unsafe { uc_ctl(emu.get_handle(), control, bytes) };
+    if err == uc_error::OK {
+        Ok(())
+    } else {
+        Err(err)
+    }
 }
 
 pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {

@@ -268,7 +268,8 @@ pub(super) struct Ending {
     pub(super) stop: Option<Stop>,
     /// The invalid access and the PC of the instruction that made it.
     pub(super) bad_access: Option<(MemType, u64, usize, u64)>,
-    pub(super) warnings: Vec<String>,
+    /// Bounded: the first few of each kind, the rest counted.
+    pub(super) warnings: crate::host::warnings::Warnings,
 }
 
 /// What a debugger left for the block hook.

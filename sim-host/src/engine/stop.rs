@@ -171,12 +171,22 @@ pub(super) fn outcome(
         ),
         Some(Err(e)) => (None, Some(e.to_string())),
     };
-    let mut warnings = std::mem::take(&mut st.end.warnings);
-    warnings.append(&mut st.arp.warnings);
+    let mut warnings = std::mem::take(&mut st.end.warnings).into_messages();
+    warnings.extend(std::mem::take(&mut st.arp.warnings).into_messages());
     warnings.extend(device_warnings(st, &stop));
     let unpriced = unpriced_counts(&st.unpriced);
     if !unpriced.is_empty() {
         warnings.push(unpriced_warning(&unpriced, &st.target));
+    }
+    let sections = st.section_traces();
+    let all = st.arp.stats().len();
+    if sections.len() < all {
+        warnings.push(format!(
+            "the section table lists the {} costliest of {all} section traces: their paths \
+             hold at most {} section ids in all",
+            sections.len(),
+            crate::host::arp_host::REPORT_SECTION_ENTRIES
+        ));
     }
     let playback = st.arp.playback_report();
     RunOutcome {
@@ -186,7 +196,9 @@ pub(super) fn outcome(
         instructions: st.clock.instructions,
         host_time,
         console: std::mem::take(&mut st.io.console.captured),
-        sections: st.section_traces(),
+        console_bytes: st.io.console.written,
+        output_check: st.io.console.check.take().map(|c| c.finish()),
+        sections,
         arp_file,
         arp_error,
         warnings,

@@ -1,7 +1,7 @@
 //! The `simthread.h` calls of the running thread: create (a stack with a
 //! guard page), join, mutexes, barriers and exit, on the scheduler.
 
-use super::memory::add_fault_hook;
+use super::memory::{add_fault_hook, writable};
 use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::fault;
@@ -94,6 +94,13 @@ pub(super) fn intercept_thread_call(uc: &mut Uc<'_>, call: ThreadCall) {
         st.threads.sched.thread_mut(cur).clock = clock;
     }
     let outcome: Result<threads::Outcome, String> = match call {
+        // Unicorn's mem_write ignores protections: the handle goes only
+        // where the guest itself could store (never the vector table or
+        // flash), checked before a thread is made
+        ThreadCall::Create if !writable(uc, u64::from(a[0]), 4) => Err(format!(
+            "simthread_create: the handle address {:#010x} is not writable",
+            a[0]
+        )),
         ThreadCall::Create => match allocate_stack(uc) {
             None => {
                 let st = uc.get_data_mut();

@@ -162,6 +162,25 @@ pub struct TraceStats {
     pub total_instructions: u64,
 }
 
+/// The most section ids the rows of a section table hold in all (the sum
+/// of their paths' lengths): the report, its JSON and the debugger's
+/// table list the costliest traces up to this many, and count the others
+/// (issue 30, N04: every row once held its whole path, so nesting 4,000
+/// deep cost 2 GB and 65,534 deep more than 24 GB).
+pub const REPORT_SECTION_ENTRIES: usize = 1 << 16;
+
+/// One trace's figures, kept by its path node: the path itself is the
+/// interner's (prefixes shared), so a trace costs the same at any depth.
+#[derive(Debug, Clone)]
+struct NodeStats {
+    kind: SectionKind,
+    count: u64,
+    total_cycles: u64,
+    min_cycles: u64,
+    max_cycles: u64,
+    total_instructions: u64,
+}
+
 /// Per-trace statistics of every section, recorded on leave.
 #[derive(Debug, Default)]
 pub struct SectionStats {
@@ -172,27 +191,13 @@ pub struct SectionStats {
     arp_thread: Vec<Option<Tid>>,
     /// Every trace entered so far, shared by all threads.
     paths: PathInterner,
+    /// By path node: the address of the enter call that first made it,
+    /// and the path's length.
+    sites: Vec<u64>,
+    depths: Vec<u32>,
     /// By path node; ordered by path only when [`SectionStats::traces`]
     /// lists them.
-    traces: Vec<Option<TraceStats>>,
-}
-
-impl TraceStats {
-    /// A trace not left yet, for the open sections `stack`.
-    fn new(stack: &[Frame]) -> TraceStats {
-        let innermost = stack.last().map_or(SectionKind::Plain, |f| f.kind);
-        TraceStats {
-            path: stack.iter().map(|f| f.sid).collect(),
-            functions: Vec::new(),
-            sites: stack.iter().map(|f| f.site).collect(),
-            kind: kind_name(innermost),
-            count: 0,
-            total_cycles: 0,
-            min_cycles: u64::MAX,
-            max_cycles: 0,
-            total_instructions: 0,
-        }
-    }
+    traces: Vec<Option<NodeStats>>,
 }
 
 fn kind_name(kind: SectionKind) -> &'static str {
@@ -228,6 +233,13 @@ impl SectionStats {
             .last()
             .map_or(PathInterner::ROOT, |f| f.node);
         let node = self.paths.child(parent, sid);
+        if self.sites.len() <= node as usize {
+            let depth = self.stack_mut(tid).len() as u32 + 1;
+            self.sites.resize(self.paths.len(), 0);
+            self.depths.resize(self.paths.len(), 0);
+            self.sites[node as usize] = site;
+            self.depths[node as usize] = depth;
+        }
         self.stack_mut(tid).push(Frame {
             sid,
             kind,
@@ -246,12 +258,19 @@ impl SectionStats {
         if stack.last().map(|f| f.sid) != Some(sid) {
             return; // the engine reports the mismatch
         }
-        let node = stack.last().expect("checked non-empty").node as usize;
+        let frame = stack.pop().expect("checked non-empty");
+        let node = frame.node as usize;
         if self.traces.len() <= node {
             self.traces.resize_with(self.paths.len(), || None);
         }
-        let t = self.traces[node].get_or_insert_with(|| TraceStats::new(stack));
-        let frame = stack.pop().expect("checked non-empty");
+        let t = self.traces[node].get_or_insert(NodeStats {
+            kind: frame.kind,
+            count: 0,
+            total_cycles: 0,
+            min_cycles: u64::MAX,
+            max_cycles: 0,
+            total_instructions: 0,
+        });
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
         t.count += 1;
@@ -279,19 +298,70 @@ impl SectionStats {
         &mut self.stacks[i]
     }
 
-    /// Every trace, by path, each enter call site named by `function_at`.
+    /// How many traces have been left at least once.
+    pub fn len(&self) -> usize {
+        self.traces.iter().flatten().count()
+    }
+
+    /// Whether no trace has been left yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The costliest traces whose paths hold at most
+    /// [`REPORT_SECTION_ENTRIES`] section ids in all, by path, each enter
+    /// call site named by `function_at` ([`SectionStats::len`] says how
+    /// many there are in all).
     pub fn traces(&self, function_at: impl Fn(u64) -> Option<String>) -> Vec<TraceStats> {
-        let mut traces: Vec<TraceStats> = self
+        let mut nodes: Vec<(u32, &NodeStats)> = self
             .traces
             .iter()
-            .flatten()
-            .map(|t| TraceStats {
-                functions: t.sites.iter().map(|&s| function_at(s)).collect(),
-                ..t.clone()
-            })
+            .enumerate()
+            .filter_map(|(n, t)| Some((n as u32, t.as_ref()?)))
             .collect();
+        // costliest first; equal costs shallower (then older) first
+        nodes.sort_by_key(|(n, t)| (std::cmp::Reverse(t.total_cycles), self.depth(*n), *n));
+        let mut budget = REPORT_SECTION_ENTRIES;
+        let mut traces: Vec<TraceStats> = Vec::new();
+        for (node, t) in nodes {
+            let depth = self.depth(node);
+            if depth > budget {
+                continue;
+            }
+            budget -= depth;
+            let path = self.paths.path(node);
+            let sites = self.path_sites(node);
+            traces.push(TraceStats {
+                functions: sites.iter().map(|&s| function_at(s)).collect(),
+                path,
+                sites,
+                kind: kind_name(t.kind),
+                count: t.count,
+                total_cycles: t.total_cycles,
+                min_cycles: t.min_cycles,
+                max_cycles: t.max_cycles,
+                total_instructions: t.total_instructions,
+            });
+        }
         traces.sort_by(|a, b| a.path.cmp(&b.path));
         traces
+    }
+
+    /// The length of `node`'s path.
+    fn depth(&self, node: u32) -> usize {
+        self.depths.get(node as usize).map_or(0, |&d| d as usize)
+    }
+
+    /// The enter call sites of `node`'s path, outermost first.
+    fn path_sites(&self, node: u32) -> Vec<u64> {
+        let mut sites = Vec::with_capacity(self.depth(node));
+        let mut at = Some(node).filter(|&n| n != PathInterner::ROOT);
+        while let Some(n) = at {
+            sites.push(self.sites.get(n as usize).copied().unwrap_or(0));
+            at = self.paths.parent(n).filter(|&p| p != PathInterner::ROOT);
+        }
+        sites.reverse();
+        sites
     }
 }
 
@@ -352,7 +422,8 @@ pub struct ArpHost {
     stats: SectionStats,
     /// File name set by the guest with `arp_set_file_name`.
     guest_file: Option<PathBuf>,
-    pub warnings: Vec<String>,
+    /// Bounded: the first few of each kind, the rest counted.
+    pub warnings: crate::host::warnings::Warnings,
     events: Vec<SectionEvent>,
     /// Events not kept because of the `trace_events` limit.
     pub events_dropped: u64,
@@ -369,7 +440,7 @@ impl ArpHost {
             finished: None,
             stats: SectionStats::default(),
             guest_file: None,
-            warnings: Vec::new(),
+            warnings: Default::default(),
             events: Vec::new(),
             events_dropped: 0,
         }

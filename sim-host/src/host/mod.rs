@@ -5,6 +5,7 @@
 
 pub mod arp_host;
 pub mod counters;
+pub mod expected;
 pub mod mtimer;
 pub mod plugin;
 pub mod progress;
@@ -13,3 +14,4 @@ pub mod scs;
 pub mod semihost;
 pub mod signals;
 pub mod threads;
+pub mod warnings;

@@ -509,6 +509,10 @@ extern "C" fn api_add_callbacks(
             _ if !ctx.in_init.get() => {
                 Err("add_callbacks called outside sim_host_plugin_init".to_owned())
             }
+            _ if ctx.sets.borrow().len() >= arpsim::types::MAX_CALLBACK_SETS => Err(format!(
+                "add_callbacks: at most {} callback sets, the most a data.arp holds",
+                arpsim::types::MAX_CALLBACK_SETS
+            )),
             (None, _, _) => Err(format!(
                 "add_callbacks: data type {data_type} is not an arp_data_type (0..12)"
             )),

@@ -5,7 +5,7 @@
 //! symbolic links (dangling or not) and magic links that lead out of the
 //! root all fail, whatever happens to the tree meanwhile.
 
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -44,6 +44,11 @@ impl Sandbox {
 
     /// Opens a file with a semihosting SYS_OPEN mode (0-3 read, 4-7 write
     /// and truncate, 8-11 append; `+` modes also read).
+    ///
+    /// Only regular files: the open itself never waits (`O_NONBLOCK`), and
+    /// a FIFO, device or socket is then refused with EACCES (issue 30,
+    /// N10: a FIFO in `--fs-root` blocked the host for good, deaf to
+    /// `--timeout` and SIGTERM).
     pub fn open(&self, name: &[u8], mode: u32) -> Result<File, u32> {
         let (root, name) = self.resolve(name)?;
         let mut options = OpenOptions::new();
@@ -53,9 +58,21 @@ impl Sandbox {
             1 => options.write(true).create(true).truncate(true).read(plus),
             _ => options.append(true).create(true).read(plus),
         };
-        root.open_with(name, &options)
+        options.custom_flags(
+            (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+        );
+        let file = root
+            .open_with(name, &options)
             .map(|f| f.into_std())
-            .map_err(|e| to_errno(&e))
+            .map_err(|e| to_errno(&e))?;
+        if !file.metadata().map_err(|e| to_errno(&e))?.is_file() {
+            return Err(errno::EACCES);
+        }
+        // reads and writes of a regular file block as they always did
+        let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| e.raw_os_error() as u32)?;
+        rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
+            .map_err(|e| e.raw_os_error() as u32)?;
+        Ok(file)
     }
 
     pub fn remove(&self, name: &[u8]) -> Result<(), u32> {
@@ -106,6 +123,41 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let sandbox = Sandbox::new(Some(root.path())).unwrap();
         (root, outside, sandbox)
+    }
+
+    /// issue 30, N10: opening a FIFO (no writer, no reader) blocked the
+    /// host for good; it is refused at once, for reading and writing, as
+    /// is a device.
+    #[test]
+    fn a_fifo_or_device_is_refused_without_waiting() {
+        let (root, _outside, sb) = setup();
+        let fifo = root.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for mode in [0, 2, 4, 8] {
+            assert!(sb.open(b"fifo", mode).is_err(), "mode {mode}");
+        }
+        // a private /dev/null (1, 3), made only inside the scratch folder
+        let null = root.path().join("null");
+        let made = rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &null,
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            rustix::fs::makedev(1, 3),
+        );
+        if made.is_ok() {
+            assert_eq!(sb.open(b"null", 0).unwrap_err(), errno::EACCES);
+        }
+        // a regular file still opens
+        std::fs::write(root.path().join("plain"), "x").unwrap();
+        assert!(sb.open(b"plain", 0).is_ok());
     }
 
     #[test]

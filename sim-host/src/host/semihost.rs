@@ -284,10 +284,22 @@ pub trait Console {
     fn read_byte(&mut self) -> Option<u8>;
 }
 
-/// The host's real console; also keeps a copy of the output for checks.
+/// How much of the guest's output a run keeps ([`HostConsole::captured`]):
+/// its beginning, for a caller that reads it (tests, benchmarks). The rest
+/// goes where it goes (the terminal) and is compared while it is written
+/// (issue 30, N03): memory never grows with the output.
+pub const CONSOLE_KEPT: usize = 64 * 1024;
+
+/// The host's real console; also keeps the beginning of the output and
+/// compares all of it with an expectation.
 #[derive(Default)]
 pub struct HostConsole {
+    /// The first [`CONSOLE_KEPT`] bytes of the output.
     pub captured: Vec<u8>,
+    /// Bytes the guest wrote to stdout.
+    pub written: u64,
+    /// The output compared with what it should be, as it is written.
+    pub check: Option<crate::host::expected::OutputCheck>,
     pub echo: bool,
     /// A read from stdin gives up (as end of input) when this passes...
     pub deadline: Option<std::time::Instant>,
@@ -352,7 +364,13 @@ impl HostConsole {
 
 impl Console for HostConsole {
     fn stdout(&mut self, bytes: &[u8]) {
-        self.captured.extend_from_slice(bytes);
+        self.written += bytes.len() as u64;
+        let room = CONSOLE_KEPT.saturating_sub(self.captured.len());
+        self.captured
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if let Some(check) = &mut self.check {
+            check.feed(bytes);
+        }
         if self.echo {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(bytes);

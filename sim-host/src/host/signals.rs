@@ -73,6 +73,18 @@ pub fn name(signal: i32) -> String {
     }
 }
 
+/// Why a run stopped by `signal` stopped, for its report: gdb's `kill`
+/// ends the run as if by SIGKILL (exit 137), which no process receives as
+/// a signal it can handle, so 9 is the debugger (it was reported as
+/// "interrupted by signal 9"; issue 30, N06).
+pub fn stop_cause(signal: i32) -> String {
+    if signal == crate::model::exit::KILLED_BY_DEBUGGER {
+        "killed by the debugger (gdb's `kill`)".into()
+    } else {
+        format!("interrupted by {}", name(signal))
+    }
+}
+
 /// Installs the handlers and returns the request they set. Called once per
 /// process by the commands that run guests.
 pub fn install() -> std::io::Result<StopRequest> {
@@ -95,6 +107,14 @@ pub fn install() -> std::io::Result<StopRequest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// issue 30, N06: gdb's `kill` was "interrupted by signal 9".
+    #[test]
+    fn a_debugger_kill_is_named_as_such() {
+        let kill = crate::model::exit::KILLED_BY_DEBUGGER;
+        assert_eq!(stop_cause(kill), "killed by the debugger (gdb's `kill`)");
+        assert_eq!(stop_cause(SIGTERM), "interrupted by SIGTERM");
+    }
 
     #[test]
     fn the_first_signal_is_remembered_and_a_second_is_seen_as_such() {

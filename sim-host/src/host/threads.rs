@@ -19,7 +19,8 @@
 //!   starts at the creator's clock. Shared-memory contention is not
 //!   modelled.
 
-use std::collections::{HashMap, VecDeque};
+use std::cell::Cell;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 pub type ThreadId = u32;
 
@@ -65,6 +66,8 @@ pub struct Thread {
     /// The branch the predictor resolves next, and where it is.
     pub prev_branch: u8,
     pub prev_last_insn: u64,
+    /// The cores it has run on (for `Core::threads`, without searching it).
+    ran_on: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -118,10 +121,20 @@ struct Barrier {
     arrived: Vec<ThreadId>,
 }
 
+/// Every thread ever created stays in `threads` (its id is its index, and
+/// a join of an ended thread needs its end time), but each decision looks
+/// only at the threads that have not ended (`live`; issue 30, N24: every
+/// decision once went through all threads ever created, so creating and
+/// joining threads one after another took quadratic time).
 #[derive(Debug)]
 pub struct Scheduler {
     pub threads: Vec<Thread>,
     pub cores: Vec<Core>,
+    /// The threads that have not ended, by id.
+    live: BTreeSet<ThreadId>,
+    /// Threads the decisions have looked at (tests check it grows with the
+    /// live threads, not with every thread made).
+    visited: Cell<u64>,
     mutexes: HashMap<u32, Mutex>,
     barriers: HashMap<u32, Barrier>,
     quantum: u64,
@@ -133,6 +146,8 @@ impl Scheduler {
         let mut s = Scheduler {
             threads: Vec::new(),
             cores: vec![Core::default(); cores.max(1)],
+            live: BTreeSet::from([0]),
+            visited: Cell::new(0),
             mutexes: HashMap::new(),
             barriers: HashMap::new(),
             quantum: quantum.max(1),
@@ -167,10 +182,12 @@ impl Scheduler {
         };
         let c = &mut self.cores[core];
         c.thread = Some(id);
-        if !c.threads.contains(&id) {
-            c.threads.push(id);
-        }
         let free_at = c.free_at;
+        let t = &mut self.threads[id as usize];
+        if !t.ran_on.contains(&core) {
+            t.ran_on.push(core);
+            self.cores[core].threads.push(id);
+        }
         let t = &mut self.threads[id as usize];
         if free_at > t.clock {
             t.waiting += free_at - t.clock;
@@ -190,14 +207,21 @@ impl Scheduler {
         c.thread = None;
         c.free_at = c.free_at.max(self.threads[id as usize].clock);
         let next = self
-            .threads
-            .iter()
+            .live_threads()
             .filter(|t| t.state == State::Blocked(Wait::Core))
             .min_by_key(|t| (t.clock, t.id))
             .map(|t| t.id);
         if let Some(next) = next {
             self.acquire(next);
         }
+    }
+
+    /// The threads that have not ended, by id.
+    fn live_threads(&self) -> impl Iterator<Item = &Thread> {
+        self.live.iter().map(|&id| {
+            self.visited.set(self.visited.get() + 1);
+            &self.threads[id as usize]
+        })
     }
 
     fn block(&mut self, id: ThreadId, wait: Wait) {
@@ -220,6 +244,7 @@ impl Scheduler {
         let mut t = Thread::new(id, clock, Some(start));
         t.state = State::Blocked(Wait::Core);
         self.threads.push(t);
+        self.live.insert(id);
         self.acquire(id);
         id
     }
@@ -261,10 +286,10 @@ impl Scheduler {
     pub fn exit(&mut self, id: ThreadId) {
         let end = self.threads[id as usize].clock;
         self.threads[id as usize].state = State::Done;
+        self.live.remove(&id);
         self.release(id);
         let joiners: Vec<ThreadId> = self
-            .threads
-            .iter()
+            .live_threads()
             .filter(|t| t.state == State::Blocked(Wait::Join(id)))
             .map(|t| t.id)
             .collect();
@@ -348,8 +373,7 @@ impl Scheduler {
     /// `None` when no thread can run.
     pub fn next(&self) -> Option<(ThreadId, u64)> {
         let mut runnable: Vec<&Thread> = self
-            .threads
-            .iter()
+            .live_threads()
             .filter(|t| t.state == State::Runnable)
             .collect();
         runnable.sort_by_key(|t| (t.clock, t.id));
@@ -362,17 +386,12 @@ impl Scheduler {
 
     /// Threads that have not ended, for the exit warning.
     pub fn alive(&self) -> Vec<ThreadId> {
-        self.threads
-            .iter()
-            .filter(|t| t.state != State::Done)
-            .map(|t| t.id)
-            .collect()
+        self.live.iter().copied().collect()
     }
 
     /// What every blocked thread waits for, for a deadlock message.
     pub fn describe_waits(&self) -> String {
-        self.threads
-            .iter()
+        self.live_threads()
             .filter_map(|t| match t.state {
                 State::Blocked(Wait::Join(o)) => Some(format!("thread {} joins thread {o}", t.id)),
                 State::Blocked(Wait::Mutex(m)) => Some(format!(
@@ -434,6 +453,7 @@ impl Thread {
             prev_taken_extra: 0,
             prev_branch: 0,
             prev_last_insn: 0,
+            ran_on: Vec::new(),
         }
     }
 }
@@ -556,6 +576,27 @@ mod tests {
         let text = s.describe_waits();
         assert!(text.contains("thread 0 joins thread 1"), "{text}");
         assert!(text.contains("thread 1 joins thread 0"), "{text}");
+    }
+
+    #[test]
+    fn decisions_look_at_live_threads_not_at_every_thread_ever_made() {
+        // issue 30, N24: creating and joining threads one after another
+        // took time quadratic in the threads made (65k: 19.5 s)
+        let mut s = Scheduler::new(2, 100);
+        let n = 20_000u64;
+        for i in 0..n {
+            let t = s.create(i, start());
+            assert_eq!(s.join(0, t).unwrap(), Outcome::Block);
+            assert_eq!(s.next().map(|(id, _)| id), Some(t));
+            s.exit(t);
+            assert_eq!(s.next().map(|(id, _)| id), Some(0));
+        }
+        assert_eq!(s.alive(), [0]);
+        assert!(
+            s.visited.get() < 20 * n,
+            "{} threads looked at for {n} created",
+            s.visited.get()
+        );
     }
 
     #[test]

@@ -197,10 +197,13 @@ pub fn parse_failure(e: &goblin::error::Error, len: usize) -> String {
 impl GuestImage {
     /// Loads `path` and checks it against `target`.
     pub fn load(path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
-        let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
-            file: path.to_owned(),
-            source,
-        })?;
+        let bytes =
+            arpsim::input::read(path, crate::model::limits::MAX_ELF_BYTES).map_err(|source| {
+                ElfError::Io {
+                    file: path.to_owned(),
+                    source,
+                }
+            })?;
         GuestImage::parse(&bytes, path, target)
     }
 

@@ -242,8 +242,13 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
         cost.entry_penalty = target.misaligned_target;
     }
     if wait_states > 0 {
+        // at most MAX_CLASS_CYCLES x a block's words: no wrap, but saturate
+        // rather than wrap should a caller pass more
         let words = cost.fallthrough.div_ceil(4) - first.addr / 4;
-        cost.cycles += wait_states * words as u32;
+        let fetch = u64::from(wait_states) * words;
+        cost.cycles = cost
+            .cycles
+            .saturating_add(u32::try_from(fetch).unwrap_or(u32::MAX));
     }
     cost
 }

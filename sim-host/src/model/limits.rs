@@ -13,6 +13,22 @@ pub const MIN_THREAD_STACK: u64 = 256;
 
 pub const MAX_THREAD_STACK: u64 = 16 << 20;
 
+/// Size caps of the inputs read whole (issue 30, N18), checked while
+/// reading (`arpsim::input`): an endless device stops at the cap.
+pub const MAX_ELF_BYTES: u64 = 512 * arpsim::input::MIB;
+/// A target file (`--target-file`).
+pub const MAX_TARGET_FILE_BYTES: u64 = arpsim::input::MIB;
+/// A JSON report read back (`--compare`).
+pub const MAX_REPORT_BYTES: u64 = 64 * arpsim::input::MIB;
+/// A suite manifest, a suite result (`suite merge`, `--balance-from`) or an
+/// entry's expected output.
+pub const MAX_SUITE_FILE_BYTES: u64 = 256 * arpsim::input::MIB;
+/// A SIR document (`sir validate`, `sir convert`, ...).
+pub const MAX_SIR_BYTES: u64 = 256 * arpsim::input::MIB;
+/// A CMSIS-SVD file (`--svd`): the largest vendor files (STM32H7) are
+/// tens of MiB.
+pub const MAX_SVD_BYTES: u64 = 256 * arpsim::input::MIB;
+
 /// The longest `--timeout` (30 days): beyond it a timeout means nothing
 /// and `Duration` arithmetic would overflow.
 pub const MAX_TIMEOUT_SECONDS: f64 = 30.0 * 24.0 * 3600.0;

@@ -25,7 +25,8 @@ pub fn load(path: &Path) -> Result<Vec<MappedPeripheral>, SvdError> {
         path: path.display().to_string(),
         message,
     };
-    let xml = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    let xml = arpsim::input::read_to_string(path, crate::model::limits::MAX_SVD_BYTES)
+        .map_err(|e| error(e.to_string()))?;
     let config = svd_parser::Config::default()
         .expand(true)
         .expand_properties(true)

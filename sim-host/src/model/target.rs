@@ -687,7 +687,8 @@ impl Target {
 
     /// [`Target::load`] with options (`("multiplier", "small")`).
     pub fn load_with(path: &Path, options: &[(String, String)]) -> Result<Target, TargetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Io {
+        let cap = crate::model::limits::MAX_TARGET_FILE_BYTES;
+        let text = arpsim::input::read_to_string(path, cap).map_err(|source| TargetError::Io {
             file: path.to_owned(),
             source,
         })?;
@@ -723,6 +724,15 @@ impl Target {
             return Err(invalid(
                 "cores",
                 format!("{}: must be 1 to {MAX_CORES}", raw.cores),
+            ));
+        }
+        if raw.cycles.misaligned_target > MAX_CLASS_CYCLES {
+            return Err(invalid(
+                "cycles.misaligned_target",
+                format!(
+                    "{} cycles: at most {MAX_CLASS_CYCLES}, as for every cycle-table number",
+                    raw.cycles.misaligned_target
+                ),
             ));
         }
         let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
@@ -845,9 +855,20 @@ fn check_cost_range(c: &ClassCostFile, field: &str) -> Result<(), (String, Strin
 /// A field of a target file and what is wrong with it.
 type FieldError = (String, String);
 
+/// The most regions a memory map may have: far more than any
+/// microcontroller's, few enough that Unicorn maps them quickly (its
+/// `mem_map` takes super-linear time: 1,000 regions 0.9 s, 20,000 693 s).
+pub const MAX_REGIONS: usize = 256;
+
 /// The memory map: every region checked (permissions, page alignment, the
 /// 32-bit space), none overlapping another, sorted by address.
 fn parse_regions(memory: Vec<RegionFile>) -> Result<Vec<Region>, FieldError> {
+    if memory.len() > MAX_REGIONS {
+        return Err((
+            "memory".into(),
+            format!("{} regions: at most {MAX_REGIONS}", memory.len()),
+        ));
+    }
     let mut regions = Vec::with_capacity(memory.len());
     for (i, r) in memory.into_iter().enumerate() {
         regions.push(parse_region(i, r)?);
@@ -891,6 +912,15 @@ fn parse_region(i: usize, r: RegionFile) -> Result<Region, FieldError> {
     })?;
     if r.size == 0 {
         return Err((field("size"), "must be positive".into()));
+    }
+    if r.wait_states > MAX_CLASS_CYCLES {
+        return Err((
+            field("wait_states"),
+            format!(
+                "{} cycles per fetch: at most {MAX_CLASS_CYCLES}, as for every cycle-table number",
+                r.wait_states
+            ),
+        ));
     }
     if r.start % PAGE_SIZE != 0 {
         return Err((
@@ -1343,6 +1373,56 @@ system = { cycles = 1, cite = "t" }
         let text = MINIMAL.replace("taken = 1,", "taken = 20000,");
         let err = parse(&text).unwrap_err().to_string();
         assert!(err.contains(".taken"), "{err}");
+    }
+
+    #[test]
+    fn fields_beside_the_class_rows_have_the_same_cap() {
+        // issue 30, N01: 65536 was truncated to 16 bits (priced like 0),
+        // 4294967295 wait states wrapped in 32-bit arithmetic
+        let text = MINIMAL.replace(
+            "reference = \"test\"",
+            "reference = \"test\"\nmisaligned_target = 65536",
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("cycles.misaligned_target"), "{err}");
+        assert!(err.contains("at most 10000"), "{err}");
+        let text = MINIMAL.replace(
+            "access = \"rx\" }",
+            "access = \"rx\", wait_states = 4294967295 }",
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("memory[0].wait_states"), "{err}");
+        assert!(err.contains("at most 10000"), "{err}");
+        // at the cap, a block's price cannot wrap
+        let text = MINIMAL.replace(
+            "access = \"rx\" }",
+            "access = \"rx\", wait_states = 10000 }",
+        );
+        assert_eq!(parse(&text).unwrap().regions[0].wait_states, 10_000);
+    }
+
+    #[test]
+    fn a_memory_map_has_at_most_max_regions() {
+        // issue 30, N08: Unicorn maps regions in super-linear time (20,000
+        // took 693 s); the count is checked before anything else about them
+        let many: String = (0..=MAX_REGIONS as u64)
+            .map(|i| {
+                format!(
+                    "  {{ name = \"r{i}\", kind = \"ram\", start = {:#x}, size = 0x1000, access = \"rw\" }},\n",
+                    0x10_0000 + i * 0x1000
+                )
+            })
+            .collect();
+        let text = MINIMAL.replace("memory = [\n", &format!("memory = [\n{many}"));
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("field `memory`"), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{} regions: at most {MAX_REGIONS}",
+                MAX_REGIONS + 3
+            )),
+            "{err}"
+        );
     }
 
     #[test]

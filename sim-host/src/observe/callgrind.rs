@@ -42,6 +42,7 @@ use crate::engine::{ExceptionEvent, ExecutionObserver};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
 use crate::model::target::{Arch, InsnClass};
+use crate::observe::shadow::{Returns, ShadowStack};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -136,9 +137,17 @@ struct Frame {
     entered: Cost,
 }
 
+impl Returns for Frame {
+    fn return_address(&self) -> Option<u64> {
+        Some(self.return_addr)
+    }
+}
+
 #[derive(Debug, Default)]
 struct ThreadState {
-    stack: Vec<Frame>,
+    /// At most `MAX_SHADOW_DEPTH` frames: the oldest are closed beyond
+    /// (runaway recursion or a return the collector did not recognise).
+    stack: ShadowStack<Frame>,
     prev: Option<BlockInfo>,
     /// Everything charged to this thread so far.
     charged: Cost,
@@ -158,10 +167,6 @@ struct Interrupted {
     depth: usize,
     prev: Option<BlockInfo>,
 }
-
-/// Shadow stacks deeper than this stop growing (runaway recursion or a
-/// return the collector did not recognise): the oldest frames are closed.
-const MAX_DEPTH: usize = 4096;
 
 /// Collects a callgrind profile while the guest runs.
 pub struct CallgrindCollector {
@@ -314,9 +319,7 @@ impl CallgrindCollector {
             return_addr,
             entered: t.charged,
         };
-        t.stack.push(frame);
-        if t.stack.len() > MAX_DEPTH {
-            let oldest = t.stack.remove(0);
+        if let Some(oldest) = t.stack.push(frame) {
             let now = t.charged;
             self.close(oldest, now);
         }
@@ -507,7 +510,7 @@ impl CallgrindCollector {
     fn calls_closed_now(&self) -> BTreeMap<(usize, usize), CallCost> {
         let mut calls = self.calls.clone();
         for t in &self.threads {
-            for f in &t.stack {
+            for f in t.stack.iter() {
                 calls
                     .entry((f.caller, f.function))
                     .or_default()
@@ -593,7 +596,7 @@ impl CallgrindCollector {
     fn returned(&mut self, thread: u32, i: usize, addr: u64, info: BlockInfo) {
         let t = &mut self.threads[thread as usize];
         let now = t.charged;
-        let closed: Vec<Frame> = t.stack.drain(i..).collect();
+        let closed: Vec<Frame> = t.stack.split_off(i);
         let stub = self.stubs.get(closed[0].function).copied();
         for f in closed.into_iter().rev() {
             self.close(f, now);
@@ -668,7 +671,7 @@ impl ExecutionObserver for CallgrindCollector {
             (Some(p), Some(top)) if p.transfers => {
                 let in_section = self.section_of(top.function).is_some();
                 let t = &mut self.threads[thread as usize];
-                if let Some(i) = t.stack.iter().rposition(|f| f.return_addr == addr) {
+                if let Some(i) = t.stack.returning_to(addr) {
                     self.returned(thread, i, addr, info);
                 } else if p.jumps
                     && info.function != top.function
@@ -708,7 +711,7 @@ impl ExecutionObserver for CallgrindCollector {
                 t.prev = at.prev;
                 let now = t.charged;
                 let depth = at.depth.min(t.stack.len());
-                let closed: Vec<Frame> = t.stack.drain(depth..).collect();
+                let closed: Vec<Frame> = t.stack.split_off(depth);
                 for f in closed.into_iter().rev() {
                     self.close(f, now);
                 }

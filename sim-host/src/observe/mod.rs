@@ -8,6 +8,7 @@ pub mod profile;
 pub mod report;
 pub mod section_names;
 pub mod section_plot;
+pub mod shadow;
 pub mod sirgen;
 pub mod trace_events;
 pub mod verify;

@@ -45,6 +45,7 @@
 use crate::engine::{ExceptionEvent, ExecutionObserver, Observer};
 use crate::image::elf::GuestImage;
 use crate::model::target::Target;
+use crate::observe::shadow::{Returns, ShadowStack};
 use crate::observe::sirgen::{self, Dialect, Generated, ProfileMap, RegionKind, SirGenError};
 use sir::annotation::{Metric, MEASURE_NS};
 use std::cell::RefCell;
@@ -193,6 +194,12 @@ struct Frame {
     active: Vec<Active>,
 }
 
+impl Returns for Frame {
+    fn return_address(&self) -> Option<u64> {
+        self.ret
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct Counters {
     inclusive_cycles: u64,
@@ -232,7 +239,7 @@ pub struct ProfileCollector {
     tbs: AddrMap<Rc<Tb>>,
     cycles: u64,
     instructions: u64,
-    frames: Vec<Frame>,
+    frames: ShadowStack<Frame>,
     pending_call: Option<PendingCall>,
     /// An exception was entered: the next block opens its handler's frame.
     entering: bool,
@@ -260,7 +267,7 @@ impl ProfileCollector {
             tbs: AddrMap::default(),
             cycles: 0,
             instructions: 0,
-            frames: Vec::new(),
+            frames: ShadowStack::default(),
             pending_call: None,
             entering: false,
             handlers: Vec::new(),
@@ -344,7 +351,7 @@ impl ProfileCollector {
                 c.executions += 1;
             }
         }
-        self.frames.push(Frame {
+        let evicted = self.frames.push(Frame {
             unit,
             ret,
             call,
@@ -354,6 +361,11 @@ impl ProfileCollector {
             call_instructions: call_at.1,
             active: Vec::new(),
         });
+        // a full shadow stack closes its oldest frame (runaway recursion,
+        // calls that never return)
+        if let Some(oldest) = evicted {
+            self.close(oldest, false);
+        }
     }
 
     fn close_region(&mut self, a: Active) {
@@ -370,7 +382,12 @@ impl ProfileCollector {
 
     /// Closes the top frame; `keep_call` hands its call site on (tail call).
     fn close_frame(&mut self, keep_call: bool) -> Option<Frame> {
-        let mut frame = self.frames.pop()?;
+        let frame = self.frames.pop()?;
+        Some(self.close(frame, keep_call))
+    }
+
+    /// Charges a frame taken off the stack (see [`Self::close_frame`]).
+    fn close(&mut self, mut frame: Frame, keep_call: bool) -> Frame {
         while let Some(a) = frame.active.pop() {
             self.close_region(a);
         }
@@ -392,7 +409,7 @@ impl ProfileCollector {
                 }
             }
         }
-        Some(frame)
+        frame
     }
 
     /// Calls, returns and tail calls, decided at the start of a translation block.
@@ -409,7 +426,7 @@ impl ProfileCollector {
             self.open_frame(addr, ret, call, at);
             return;
         }
-        if let Some(pos) = self.frames.iter().rposition(|f| f.ret == Some(addr)) {
+        if let Some(pos) = self.frames.returning_to(addr) {
             while self.frames.len() > pos {
                 self.close_frame(false);
             }

@@ -165,10 +165,7 @@ impl Report {
             Stop::Interrupted(signal) => (
                 "interrupted",
                 None,
-                Some(format!(
-                    "interrupted by {}",
-                    crate::host::signals::name(*signal)
-                )),
+                Some(crate::host::signals::stop_cause(*signal)),
             ),
             Stop::Arp(m) => ("arp_error", None, Some(m.clone())),
             Stop::Internal(m) => ("internal_error", None, Some(m.clone())),

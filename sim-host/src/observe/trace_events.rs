@@ -43,20 +43,54 @@ pub struct TraceOptions {
     pub limit: Option<usize>,
 }
 
-/// The trace-event document for `events`.
+/// The trace-event document for `events` (the streamed file, parsed).
 pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value, TraceEventsError> {
-    if options.clock_hz == 0 {
-        return Err(TraceEventsError::NoClock);
-    }
-    let us = |cycles: u64| cycles as f64 * 1e6 / options.clock_hz as f64;
-    let name = |sid: u16| {
-        options
-            .names
-            .get(&sid)
-            .cloned()
-            .unwrap_or_else(|| format!("section {sid}"))
-    };
+    let mut bytes = Vec::new();
+    write_to(&mut bytes, events, options).map_err(|e| match e {
+        Streamed::Options(e) => e,
+        Streamed::Io(e) => TraceEventsError::Write {
+            file: PathBuf::new(),
+            source: e,
+        },
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| TraceEventsError::Write {
+        file: PathBuf::new(),
+        source: e.into(),
+    })
+}
 
+/// Why streaming the document failed.
+enum Streamed {
+    Options(TraceEventsError),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Streamed {
+    fn from(e: std::io::Error) -> Self {
+        Streamed::Io(e)
+    }
+}
+
+/// Where each recorded event goes: its track, and the order events are
+/// written in (by track, then time, then recorded order; the sections
+/// still open at the end are closed after them). A few bytes per event:
+/// the document itself is streamed (issue 30, N14: it was once built whole
+/// in memory, 3.7 KB an event).
+struct Layout {
+    /// Per recorded event: its track, or `u64::MAX` for a leave whose
+    /// enter was never recorded (not written).
+    tracks: Vec<u64>,
+    /// Sections open at the end: (track, the enter's index), innermost
+    /// first per guest thread.
+    unterminated: Vec<(u64, u32)>,
+    /// Indices into the events, then `events.len() + i` for the i-th
+    /// closing of `unterminated`, in writing order.
+    order: Vec<u32>,
+    /// The last timestamp (cycles).
+    last: u64,
+}
+
+fn layout(events: &[SectionEvent]) -> Layout {
     // Cores carrying more than one guest thread get a track per thread.
     let mut threads_on: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
     for e in events {
@@ -69,25 +103,123 @@ pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value,
             u64::from(core)
         }
     };
-
-    // (track, event) in recorded order; leaves go to their enter's track.
-    let mut open: BTreeMap<u32, Vec<(u64, &SectionEvent)>> = BTreeMap::new();
-    let mut placed: Vec<(u64, &SectionEvent)> = Vec::with_capacity(events.len());
-    for e in events {
+    // leaves go to their enter's track
+    let mut open: BTreeMap<u32, Vec<(u64, u32)>> = BTreeMap::new();
+    let mut tracks = Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
         let stack = open.entry(e.thread).or_default();
         if e.enter {
             let tid = track(e.core, e.thread);
-            stack.push((tid, e));
-            placed.push((tid, e));
-        } else if let Some((tid, _)) = stack.pop() {
-            placed.push((tid, e));
+            stack.push((tid, i as u32));
+            tracks.push(tid);
+        } else {
+            // a leave without its enter (never recorded): nothing to close
+            tracks.push(stack.pop().map_or(u64::MAX, |(tid, _)| tid));
         }
-        // a leave without its enter (never recorded): nothing to close
     }
     let last = events.iter().map(|e| e.cycles).max().unwrap_or(0);
+    // Close what is still open, innermost first.
+    let unterminated: Vec<(u64, u32)> = open
+        .values()
+        .flat_map(|stack| stack.iter().rev().copied())
+        .collect();
+    let n = events.len();
+    let mut order: Vec<u32> = (0..n as u32)
+        .filter(|&i| tracks[i as usize] != u64::MAX)
+        .chain((0..unterminated.len()).map(|j| (n + j) as u32))
+        .collect();
+    let key = |i: u32| -> (u64, u64) {
+        let i = i as usize;
+        match i.checked_sub(n) {
+            None => (tracks[i], events[i].cycles),
+            Some(j) => (unterminated[j].0, last),
+        }
+    };
+    // stable: equal times keep the recorded order (closings last)
+    order.sort_by_key(|&i| key(i));
+    Layout {
+        tracks,
+        unterminated,
+        order,
+        last,
+    }
+}
 
-    let mut by_track: BTreeMap<u64, Vec<Value>> = BTreeMap::new();
-    let mut times: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+/// Streams the trace-event document for `events` into `out`.
+fn write_to(
+    out: &mut impl std::io::Write,
+    events: &[SectionEvent],
+    options: &TraceOptions,
+) -> Result<(), Streamed> {
+    if options.clock_hz == 0 {
+        return Err(Streamed::Options(TraceEventsError::NoClock));
+    }
+    let us = |cycles: u64| cycles as f64 * 1e6 / options.clock_hz as f64;
+    let name = |sid: u16| {
+        options
+            .names
+            .get(&sid)
+            .cloned()
+            .unwrap_or_else(|| format!("section {sid}"))
+    };
+    let Layout {
+        tracks,
+        unterminated,
+        order,
+        last,
+    } = layout(events);
+
+    let mut other = json!({
+        "clock_hz": options.clock_hz,
+        "events": events.len(),
+        "dropped_events": options.dropped,
+        "unterminated_sections": unterminated.len(),
+    });
+    let note = (options.dropped > 0).then(|| {
+        format!(
+            "{} section events were dropped: only the first {} were kept (--trace-limit)",
+            options.dropped,
+            options.limit.map_or(events.len(), |l| l)
+        )
+    });
+    if let Some(note) = &note {
+        other["note"] = json!(note);
+    }
+    let json_err = |e: serde_json::Error| Streamed::Io(e.into());
+    out.write_all(br#"{"displayTimeUnit":"ns","otherData":"#)?;
+    serde_json::to_writer(&mut *out, &other).map_err(json_err)?;
+    out.write_all(br#","traceEvents":["#)?;
+    let mut first = true;
+    let mut item = |out: &mut dyn std::io::Write, value: Value| -> Result<(), Streamed> {
+        if !first {
+            out.write_all(b",")?;
+        }
+        first = false;
+        serde_json::to_writer(out, &value).map_err(json_err)
+    };
+    item(
+        out,
+        json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+        "args": {"name": "sim-host (simulated time)"}}),
+    )?;
+    let used: BTreeSet<u64> = tracks
+        .iter()
+        .copied()
+        .filter(|t| *t != u64::MAX)
+        .chain(unterminated.iter().map(|u| u.0))
+        .collect();
+    for tid in &used {
+        let label = if *tid >= 1000 {
+            format!("core {} thread {}", tid / 1000 - 1, tid % 1000)
+        } else {
+            format!("core {tid}")
+        };
+        item(
+            out,
+            json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+            "args": {"name": label}}),
+        )?;
+    }
     let event = |tid: u64, e: &SectionEvent, ph: &str, cycles: u64, unterminated: bool| {
         let mut args = json!({
             "thread": e.thread,
@@ -110,76 +242,36 @@ pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value,
             "args": args,
         })
     };
-    for (tid, e) in &placed {
-        by_track.entry(*tid).or_default().push(event(
-            *tid,
-            e,
-            if e.enter { "B" } else { "E" },
-            e.cycles,
-            false,
-        ));
-        times.entry(*tid).or_default().push(e.cycles);
-    }
-    // Close what is still open, innermost first.
-    let mut unterminated = 0u64;
-    for stack in open.values() {
-        for (tid, e) in stack.iter().rev() {
-            by_track
-                .entry(*tid)
-                .or_default()
-                .push(event(*tid, e, "E", last, true));
-            times.entry(*tid).or_default().push(last);
-            unterminated += 1;
-        }
-    }
-
-    let mut trace: Vec<Value> = Vec::new();
-    trace.push(
-        json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-        "args": {"name": "sim-host (simulated time)"}}),
-    );
-    for tid in by_track.keys() {
-        let label = if *tid >= 1000 {
-            format!("core {} thread {}", tid / 1000 - 1, tid % 1000)
-        } else {
-            format!("core {tid}")
+    let n = events.len();
+    for i in order {
+        let i = i as usize;
+        let value = match i.checked_sub(n) {
+            None => {
+                let e = &events[i];
+                event(
+                    tracks[i],
+                    e,
+                    if e.enter { "B" } else { "E" },
+                    e.cycles,
+                    false,
+                )
+            }
+            Some(j) => {
+                let (tid, enter) = unterminated[j];
+                event(tid, &events[enter as usize], "E", last, true)
+            }
         };
-        trace.push(
-            json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
-            "args": {"name": label}}),
-        );
+        item(out, value)?;
     }
-    for (tid, list) in by_track {
-        // stable sort by time: equal times keep the recorded order
-        let t = &times[&tid];
-        let mut order: Vec<usize> = (0..list.len()).collect();
-        order.sort_by_key(|i| t[*i]);
-        let mut list: Vec<Option<Value>> = list.into_iter().map(Some).collect();
-        trace.extend(order.into_iter().filter_map(|i| list[i].take()));
-    }
-    let mut other = json!({
-        "clock_hz": options.clock_hz,
-        "events": events.len(),
-        "dropped_events": options.dropped,
-        "unterminated_sections": unterminated,
-    });
-    if options.dropped > 0 {
-        let note = format!(
-            "{} section events were dropped: only the first {} were kept (--trace-limit)",
-            options.dropped,
-            options.limit.map_or(events.len(), |l| l)
-        );
-        other["note"] = json!(note);
-        trace.push(
+    if let Some(note) = note {
+        item(
+            out,
             json!({"name": "trace truncated", "ph": "i", "s": "g", "pid": 1,
             "tid": 0, "ts": us(last), "args": {"note": note}}),
-        );
+        )?;
     }
-    Ok(json!({
-        "traceEvents": trace,
-        "displayTimeUnit": "ns",
-        "otherData": other,
-    }))
+    out.write_all(b"]}")?;
+    Ok(())
 }
 
 /// Each section's name for the timeline (`ato_kernel_filter_line_hor`,
@@ -206,20 +298,25 @@ pub fn names_from_sections(
     names.into_iter().map(|(sid, (_, n))| (sid, n)).collect()
 }
 
-/// Writes the timeline to `path`.
+/// Writes the timeline to `path`, streamed.
 pub fn write(
     path: &Path,
     events: &[SectionEvent],
     options: &TraceOptions,
 ) -> Result<(), TraceEventsError> {
-    let doc = to_json(events, options)?;
+    if options.clock_hz == 0 {
+        return Err(TraceEventsError::NoClock);
+    }
     let err = |source| TraceEventsError::Write {
         file: path.to_owned(),
         source,
     };
     let file = arpsim::output::Output::create(path).map_err(err)?;
     let mut w = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut w, &doc).map_err(|e| err(e.into()))?;
+    write_to(&mut w, events, options).map_err(|e| match e {
+        Streamed::Options(e) => e,
+        Streamed::Io(e) => err(e),
+    })?;
     let file = w.into_inner().map_err(|e| err(e.into_error()))?;
     file.commit().map_err(err)
 }

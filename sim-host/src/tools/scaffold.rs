@@ -47,7 +47,9 @@ pub fn create(
 ) -> Result<PathBuf, ScaffoldError> {
     check_name(name)?;
     let dir = parent.join(name);
-    if dir.exists() {
+    // any entry of that name, a dangling symbolic link too (it once got
+    // as far as "Makefile: File exists"; issue 30, N06)
+    if std::fs::symlink_metadata(&dir).is_ok() {
         return Err(ScaffoldError::Exists(dir));
     }
     let files = match lang {
@@ -261,6 +263,15 @@ mod tests {
         std::fs::create_dir(dir.path().join("taken")).unwrap();
         let err = create(dir.path(), "taken", &t, Lang::C, "sim-host").unwrap_err();
         assert!(matches!(err, ScaffoldError::Exists(_)));
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling"))
+            .unwrap();
+        let err = create(dir.path(), "dangling", &t, Lang::C, "sim-host").unwrap_err();
+        assert!(matches!(err, ScaffoldError::Exists(_)), "{err}");
+        assert!(
+            err.to_string().contains("dangling: already exists"),
+            "{err}"
+        );
+        assert!(!dir.path().join("nowhere").exists());
     }
 
     #[test]

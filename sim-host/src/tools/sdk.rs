@@ -205,17 +205,121 @@ fn cmake_toolchain(t: &Target) -> String {
     )
 }
 
+/// What [`install`] did to files that were already in the folder.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Installed {
+    /// SDK files that were there with other contents and were replaced
+    /// (only with `force`): the caller says so.
+    pub replaced: Vec<PathBuf>,
+}
+
 /// Writes the SDK into `dir` (created if needed), every file through
 /// `arpsim::output` (never over a device or through a link's name).
-pub fn install(dir: &Path) -> io::Result<()> {
-    for (relative, contents) in files() {
-        let path = dir.join(&relative);
+///
+/// A folder that holds anything but this very SDK (a file of another
+/// name, or an SDK file whose contents differ, such as a user's edited
+/// `include/atomium_rp.h`) is refused unless `force`; with `force`, every
+/// differing file that is replaced is listed in the answer, never replaced
+/// silently (issue 30, N19). Installing again into a folder that holds
+/// exactly this SDK changes nothing and is not refused.
+pub fn install(dir: &Path, force: bool) -> io::Result<Installed> {
+    let files = files();
+    let mut differing = Vec::new();
+    if !force {
+        if let Some(foreign) = first_foreign_entry(dir, &files, &mut differing)? {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} is not empty: {} {}; give --force to write the SDK into it anyway (each file that differs is replaced and named)",
+                    dir.display(),
+                    foreign.display(),
+                    if differing.is_empty() {
+                        "is not a file of the SDK"
+                    } else {
+                        "differs from the SDK's"
+                    }
+                ),
+            ));
+        }
+    }
+    let mut installed = Installed::default();
+    for (relative, contents) in &files {
+        let path = dir.join(relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        match differs(&path, contents)? {
+            Some(false) => continue,
+            Some(true) => installed.replaced.push(path.clone()),
+            None => {}
+        }
         arpsim::output::write(&path, contents)?;
     }
-    Ok(())
+    Ok(installed)
+}
+
+/// Whether the file at `path` holds other bytes than `contents` (`None`:
+/// there is none). Anything but a regular file differs.
+fn differs(path: &Path, contents: &str) -> io::Result<Option<bool>> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() || meta.len() != contents.len() as u64 {
+        return Ok(Some(true));
+    }
+    Ok(Some(std::fs::read(path)? != contents.as_bytes()))
+}
+
+/// The first entry under `dir` that is not a file of this SDK with the
+/// same contents (nor a folder on the way to one); `None` for a missing or
+/// empty folder or one holding exactly (part of) this SDK. A differing
+/// SDK file is also pushed on `differing`.
+fn first_foreign_entry(
+    dir: &Path,
+    files: &[(String, String)],
+    differing: &mut Vec<PathBuf>,
+) -> io::Result<Option<PathBuf>> {
+    fn walk(
+        root: &Path,
+        relative: &Path,
+        files: &[(String, String)],
+        differing: &mut Vec<PathBuf>,
+    ) -> io::Result<Option<PathBuf>> {
+        let entries = match std::fs::read_dir(root.join(relative)) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && relative.as_os_str().is_empty() => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let rel = relative.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() && files.iter().any(|(p, _)| Path::new(p).starts_with(&rel)) {
+                if let Some(found) = walk(root, &rel, files, differing)? {
+                    return Ok(Some(found));
+                }
+                continue;
+            }
+            match files.iter().find(|(p, _)| Path::new(p) == rel) {
+                Some((_, contents)) if kind.is_file() => {
+                    if differs(&root.join(&rel), contents)? == Some(true) {
+                        differing.push(rel.clone());
+                        return Ok(Some(rel));
+                    }
+                }
+                _ => return Ok(Some(rel)),
+            }
+        }
+        Ok(None)
+    }
+    if !std::fs::symlink_metadata(dir).map_or(true, |m| m.is_dir()) {
+        return Ok(Some(dir.to_path_buf()));
+    }
+    walk(dir, Path::new(""), files, differing)
 }
 
 /// A name that changes whenever the SDK's content does, so binaries of
@@ -251,7 +355,9 @@ pub fn ensure_default() -> io::Result<PathBuf> {
     let dir = default_dir()?;
     let marker = dir.join(".complete");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(&fingerprint()) {
-        install(&dir)?;
+        // the binary's own folder (named by its contents): an interrupted
+        // install is completed, whatever it left
+        install(&dir, true)?;
         arpsim::output::write(&marker, fingerprint())?;
     }
     Ok(dir)
@@ -309,13 +415,53 @@ mod tests {
     #[test]
     fn install_writes_every_file_and_is_idempotent() {
         let dir = tempfile::tempdir().unwrap();
-        install(dir.path()).unwrap();
-        install(dir.path()).unwrap();
+        assert_eq!(install(dir.path(), false).unwrap(), Installed::default());
+        assert_eq!(install(dir.path(), false).unwrap(), Installed::default());
         for (relative, contents) in files() {
             assert_eq!(
                 std::fs::read_to_string(dir.path().join(&relative)).unwrap(),
                 contents
             );
         }
+    }
+
+    /// issue 30, N19: a user's own files are never overwritten silently.
+    #[test]
+    fn install_refuses_a_folder_with_other_files_unless_forced_and_names_what_it_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sdk");
+        // a folder with a file of the user's: refused, the file kept
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("notes.txt"), "mine").unwrap();
+        let e = install(&root, false).unwrap_err().to_string();
+        assert!(e.contains("is not empty") && e.contains("notes.txt"), "{e}");
+        assert!(e.contains("--force"), "{e}");
+        assert!(!root.join("include").exists(), "nothing written");
+        // forced: written, the user's file kept, nothing replaced
+        assert_eq!(install(&root, true).unwrap(), Installed::default());
+        assert_eq!(
+            std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        // an edited SDK file: refused, then replaced and named
+        let header = root.join("include/atomium_rp.h");
+        std::fs::write(&header, "/* my edits */\n").unwrap();
+        std::fs::remove_file(root.join("notes.txt")).unwrap();
+        let e = install(&root, false).unwrap_err().to_string();
+        assert!(e.contains("atomium_rp.h") && e.contains("differs"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&header).unwrap(),
+            "/* my edits */\n"
+        );
+        let done = install(&root, true).unwrap();
+        assert_eq!(done.replaced, std::slice::from_ref(&header));
+        assert_ne!(
+            std::fs::read_to_string(&header).unwrap(),
+            "/* my edits */\n"
+        );
+        // a file given as the folder is refused too
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(install(&file, false).is_err());
     }
 }

@@ -7,6 +7,7 @@
 //! Printing is the caller's: nothing here writes to the terminal.
 
 use crate::engine::{self, MachineError, Observer, RunOptions, RunOutcome, Stop};
+use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::plugin::{Plugin, PluginSpec};
 use crate::host::progress::Progress;
 use crate::image::elf::GuestImage;
@@ -104,6 +105,27 @@ pub struct RunSpec {
 impl RunSpec {
     /// A run of `elf` on `target` with the engine's defaults and no
     /// outputs besides what `engine` says.
+    /// Every file the run reads, by option (no output may be one).
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs = vec![("ELF", self.elf.as_path())];
+        if let TargetSource::File(p) = &self.target {
+            inputs.push(("--target-file", p));
+        }
+        for (option, path) in [
+            ("--expect-output", &self.expect_output),
+            ("--compare", &self.compare),
+            ("--playback", &self.engine.arp.playback),
+        ] {
+            if let Some(p) = path {
+                inputs.push((option, p));
+            }
+        }
+        for plugin in &self.plugins {
+            inputs.push(("--plugin", &plugin.path));
+        }
+        inputs
+    }
+
     pub fn new(elf: PathBuf, target: TargetSource) -> RunSpec {
         RunSpec {
             elf,
@@ -129,7 +151,6 @@ pub struct Prepared {
     pub options: RunOptions,
     profiler: Option<Profiler>,
     callgrind: Option<Rc<RefCell<CallgrindCollector>>>,
-    expected_output: Option<Vec<u8>>,
     measured: Option<u64>,
     /// Drawn while the guest runs; erased when dropped.
     progress: Option<Progress>,
@@ -199,8 +220,9 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
 /// plugins and the observers: all that can fail before the guest runs.
 pub fn prepare(spec: &RunSpec) -> Result<Prepared> {
     let arp = &spec.engine.arp;
-    arpsim::output::preflight(&spec.outputs.named(arp.file.as_deref()))
-        .map_err(anyhow::Error::msg)?;
+    let outputs = spec.outputs.named(arp.file.as_deref());
+    arpsim::output::preflight(&outputs).map_err(anyhow::Error::msg)?;
+    arpsim::output::not_an_input(&outputs, &spec.inputs()).map_err(anyhow::Error::msg)?;
     check_inputs(spec)?;
     let (target, image) = load_guest(spec)?;
     if arp.file.is_some() && !crate::host::arp_host::can_record(&image) {
@@ -244,11 +266,15 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
         None => None,
         Some(_) => Some(Rc::new(RefCell::new(CallgrindCollector::new(&image)?))),
     };
-    let expected_output = spec
-        .expect_output
-        .as_ref()
-        .map(|p| std::fs::read(p).with_context(|| format!("--expect-output {}", p.display())))
-        .transpose()?;
+    // compared while the guest writes (never held): opened here once so
+    // a missing file stops the run before it starts
+    let expected = spec.expect_output.as_ref().map(|p| {
+        let expected = ExpectedOutput::File(p.clone());
+        OutputCheck::open(&expected)
+            .map(|_| expected)
+            .with_context(|| format!("--expect-output {}", p.display()))
+    });
+    let expected = expected.transpose()?;
     let measured = spec
         .compare
         .as_ref()
@@ -260,6 +286,7 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
     options.cmdline = guest_cmdline(&spec.elf, &spec.guest_args);
     options.arp.trace_events = outputs.trace_events.as_ref().map(|_| outputs.trace_limit);
     options.arp.plugins = Plugin::load_all(&spec.plugins, target.clock_hz)?;
+    check_callback_sets(&options)?;
     options.observers = observers(&profiler, &callgrind);
     if let Some(path) = &spec.svd {
         options.peripherals.svd = svd::load(path).context("--svd")?;
@@ -274,16 +301,39 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
             target.name
         );
     }
+    if expected.is_some() {
+        options.expect_output = expected;
+    }
     Ok(Prepared {
         target,
         image,
         options,
         profiler,
         callgrind,
-        expected_output,
         measured,
         progress,
     })
+}
+
+/// The host's callback sets (`--measure`, cycles by default) and the
+/// plugins' fit in a data.arp (issue 30, N07: 256 once wrote a corrupt
+/// binary file).
+fn check_callback_sets(options: &RunOptions) -> Result<()> {
+    let own = options.arp.measures.len().max(1);
+    let plugins: usize = options
+        .arp
+        .plugins
+        .iter()
+        .map(|p| p.data_types().len())
+        .sum();
+    let max = arpsim::types::MAX_CALLBACK_SETS;
+    if own + plugins > max {
+        bail!(
+            "{own} callback set(s) of --measure and {plugins} of --plugin: at most {max} in all, \
+             the most a data.arp holds (arpsim/FORMAT.md)"
+        );
+    }
+    Ok(())
 }
 
 /// The inputs that must exist before anything is loaded.
@@ -294,6 +344,15 @@ fn check_inputs(spec: &RunSpec) -> Result<()> {
         }
     }
     if let Some(p) = &spec.engine.arp.playback {
+        // issue 30, N21: the run verified the playback, then exited 121
+        // saying the guest never called arpsim_start
+        if let Some(file) = &spec.engine.arp.file {
+            bail!(
+                "-o {}: a playback run writes no data.arp (it verifies the guest against --playback {}); leave -o out",
+                file.display(),
+                p.display()
+            );
+        }
         if !p.is_file() {
             bail!(
                 "--playback {}: no such file (a recorded data.arp)",
@@ -336,7 +395,6 @@ pub fn execute(spec: &RunSpec, prepared: Prepared) -> Result<Finished, MachineEr
         options,
         profiler,
         callgrind,
-        expected_output,
         measured,
         progress,
     } = prepared;
@@ -346,13 +404,7 @@ pub fn execute(spec: &RunSpec, prepared: Prepared) -> Result<Finished, MachineEr
     let outcome = outcome?;
     let mut report = Report::new(&outcome, &spec.elf.display().to_string(), &name, clock);
     let output_errors = write_profiles(&spec.outputs, &outcome, &report, profiler, callgrind);
-    let verified = verify(
-        spec,
-        &outcome,
-        &mut report,
-        expected_output.as_deref(),
-        measured,
-    );
+    let verified = verify(spec, &outcome, &mut report, measured);
     let never_recorded = spec.engine.arp.file.is_some()
         && outcome.arp_file.is_none()
         && outcome.arp_error.is_none()
@@ -421,7 +473,6 @@ fn verify(
     spec: &RunSpec,
     outcome: &RunOutcome,
     report: &mut Report,
-    expected_output: Option<&[u8]>,
     measured: Option<u64>,
 ) -> bool {
     if let Some(recording) = &spec.engine.arp.playback {
@@ -433,36 +484,25 @@ fn verify(
         report.predict(None, measured);
     }
     let mut verified = report.playback.as_ref().is_none_or(|p| p.exact);
-    if let Some(expected) = expected_output {
-        if outcome.console != expected {
-            verified = false;
-            report.warnings.push(format!(
-                "the guest's output ({} bytes) differs from --expect-output ({} bytes){}",
-                outcome.console.len(),
-                expected.len(),
-                first_difference(&outcome.console, expected)
-            ));
-        }
+    if let Some(check) = outcome.output_check.as_ref().filter(|c| !c.matches) {
+        verified = false;
+        report.warnings.push(format!(
+            "the guest's output ({} bytes) differs from --expect-output ({}){}",
+            check.output_bytes,
+            check.expected,
+            check
+                .first_difference_line
+                .map_or_else(String::new, |l| format!(": first difference on line {l}"))
+        ));
     }
     verified
 }
 
 /// The measured (parallel) cycles of another run's JSON report.
 fn measured_cycles(path: &Path) -> Result<u64> {
-    let text = std::fs::read_to_string(path)?;
+    let text = arpsim::input::read_to_string(path, crate::model::limits::MAX_REPORT_BYTES)?;
     let json: serde_json::Value = serde_json::from_str(&text).context("not a JSON report")?;
     json["totals"]["cycles"]
         .as_u64()
         .context("no field totals.cycles: not a sim-host report (--report-json)")
-}
-
-/// Where two outputs first differ, as ": line N" (1-based).
-fn first_difference(got: &[u8], expected: &[u8]) -> String {
-    let at = got
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(got.len().min(expected.len()));
-    let line = 1 + got[..at].iter().filter(|b| **b == b'\n').count();
-    format!(": first difference on line {line}")
 }

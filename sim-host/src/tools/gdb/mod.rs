@@ -211,7 +211,7 @@ fn accept_later(listener: TcpListener, interrupt: DebugInterrupt) -> Incoming {
 struct Session<A: GuestArch> {
     stub: Option<StateMachine<A>>,
     target: GdbTarget<A>,
-    pending: VecDeque<u8>,
+    pending: Received,
     watcher: Watcher,
 }
 
@@ -225,7 +225,7 @@ impl<A: GuestArch> Session<A> {
         Ok(Session {
             stub: Some(stub),
             target,
-            pending: VecDeque::new(),
+            pending: Received::default(),
             watcher,
         })
     }
@@ -380,21 +380,71 @@ fn protocol_error(e: gdbstub::stub::GdbStubError<&'static str, std::io::Error>) 
     let text = e.to_string();
     if text.contains("parse packet") || text.contains("PacketUnexpected") {
         "the client sent something that is not a GDB remote protocol packet".into()
+    } else if text.contains("unexpected packet") {
+        // gdbstub's own words ask the user to file an issue with gdbstub
+        // (`Hg-1`, "every thread", was one; issue 30, N06)
+        "the client sent a packet this stub does not accept (such as `Hg-1`: one thread must be named)"
+            .into()
     } else {
         text
     }
 }
 
+/// The most bytes of a packet, from its `$` to its `#`: the PacketSize
+/// the stub announces (gdbstub's 4096-byte buffer), enforced here (issue
+/// 30, N23: gdbstub's growable buffer held a 200 MB packet whole).
+pub const MAX_PACKET: usize = 4096;
+
+/// Bytes gdb has sent that are not fed to the stub yet (at most one read's
+/// worth), and how long the packet being received is so far.
+#[derive(Default)]
+struct Received {
+    bytes: VecDeque<u8>,
+    /// Bytes since the packet's `$`; 0 between packets.
+    packet: usize,
+    /// Whether gdb has sent anything yet.
+    heard: bool,
+}
+
+/// How long a client that has connected may stay silent before its first
+/// byte: gdb sends `qSupported` at once; a client that sends nothing held
+/// the guest until it disconnected (issue 30, N23).
+pub const FIRST_BYTE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Received {
+    fn pop(&mut self) -> Result<Option<u8>, String> {
+        let Some(byte) = self.bytes.pop_front() else {
+            return Ok(None);
+        };
+        self.heard = true;
+        if byte == b'$' {
+            self.packet = 1;
+        } else if self.packet > 0 {
+            if byte == b'#' {
+                self.packet = 0;
+            } else {
+                self.packet += 1;
+                if self.packet > MAX_PACKET {
+                    return Err(format!(
+                        "gdb sent a packet of more than {MAX_PACKET} bytes, the PacketSize this stub announces"
+                    ));
+                }
+            }
+        }
+        Ok(Some(byte))
+    }
+}
+
 /// A byte gdb has sent, if one arrives within the socket's read timeout.
-fn available_byte(pending: &mut VecDeque<u8>, conn: &mut TcpStream) -> Result<Option<u8>, String> {
+fn available_byte(pending: &mut Received, conn: &mut TcpStream) -> Result<Option<u8>, String> {
     loop {
-        if let Some(byte) = pending.pop_front() {
+        if let Some(byte) = pending.pop()? {
             return Ok(Some(byte));
         }
         let mut buf = [0u8; 4096];
         match conn.read(&mut buf) {
             Ok(0) => return Err("gdb closed the connection".into()),
-            Ok(n) => pending.extend(&buf[..n]),
+            Ok(n) => pending.bytes.extend(&buf[..n]),
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 return Ok(None)
             }
@@ -407,16 +457,23 @@ fn available_byte(pending: &mut VecDeque<u8>, conn: &mut TcpStream) -> Result<Op
 /// The next byte from gdb: buffered, else read (waking up to notice a stop
 /// signal, which ends the session).
 fn next_byte(
-    pending: &mut VecDeque<u8>,
+    pending: &mut Received,
     conn: &mut TcpStream,
     guest: &DebugGuest,
 ) -> Result<u8, String> {
+    let waiting = std::time::Instant::now();
     loop {
         if let Some(byte) = available_byte(pending, conn)? {
             return Ok(byte);
         }
         if guest.interrupt().signalled() {
             return Err("stopped by a signal".into());
+        }
+        if !pending.heard && waiting.elapsed() >= FIRST_BYTE_WAIT {
+            return Err(format!(
+                "the client connected but sent nothing for {} s",
+                FIRST_BYTE_WAIT.as_secs()
+            ));
         }
     }
 }

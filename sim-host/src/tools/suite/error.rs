@@ -42,7 +42,8 @@ pub enum SuiteError {
 
 /// The text of a manifest or result file, or the error naming it.
 pub(super) fn read_text(path: &Path) -> Result<String, SuiteError> {
-    std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+    let cap = crate::model::limits::MAX_SUITE_FILE_BYTES;
+    arpsim::input::read_to_string(path, cap).map_err(|source| SuiteError::Read {
         file: path.to_owned(),
         source,
     })

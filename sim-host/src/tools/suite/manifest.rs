@@ -107,7 +107,8 @@ impl Manifest {
         let mut defining = Vec::new();
         let mut seen = Seen::default();
         for (i, table) in tables.into_iter().enumerate() {
-            for spec in matrix::expand(table, i + 1, &file)? {
+            let room = matrix::MAX_ENTRIES - entries.len();
+            for spec in matrix::expand(table, i + 1, &file, room)? {
                 let (entry, fields) = validate(spec, entries.len() + 1, base, &file)?;
                 seen.check(&entry, &file)?;
                 entries.push(entry);
@@ -250,7 +251,7 @@ pub(super) fn validate(
         None => None,
         Some(p) => {
             let p = base.join(p);
-            let read = std::fs::read(&p);
+            let read = arpsim::input::read(&p, crate::model::limits::MAX_SUITE_FILE_BYTES);
             Some(read.map_err(|err| field("expected_output", format!("{}: {err}", p.display())))?)
         }
     };

@@ -89,10 +89,18 @@ fn stem(path: &str) -> String {
 
 /// The entries `table` (number `index`, from 1) stands for: itself, or
 /// one per combination of its matrix values, in a fixed order.
+/// The most entries a manifest expands to (issue 30, N16: a 2.7 KB
+/// manifest describing 10^7 entries aborted at 3.5 GB). Checked from the
+/// axes' lengths before anything is expanded.
+pub const MAX_ENTRIES: usize = 100_000;
+
+/// The table's entries; at most `room` of them (what [`MAX_ENTRIES`]
+/// leaves after the tables before it), counted before expanding.
 pub(super) fn expand(
     table: EntryFile,
     index: usize,
     file: &Path,
+    room: usize,
 ) -> Result<Vec<EntrySpec>, SuiteError> {
     let base = table
         .name
@@ -109,6 +117,21 @@ pub(super) fn expand(
     let outside = table_keys(&table);
     let matrix = table.matrix.unwrap_or_default();
     check_conflicts(&outside, &matrix).map_err(|(f, m)| error(f, m))?;
+    let mut size: Option<usize> = Some(1);
+    for axis in axes(&matrix) {
+        let axis = axis.map_err(|(f, m)| error(f, m))?;
+        size = size.and_then(|n| n.checked_mul(axis.values.len()));
+    }
+    if size.is_none_or(|n| n > room) {
+        let size = size.map_or("more than 2^64".into(), |n| n.to_string());
+        return Err(error(
+            "matrix",
+            &format!(
+                "expands to {size} entries, more than the {room} a manifest has room for \
+                 (at most {MAX_ENTRIES} in all): split it into several manifests"
+            ),
+        ));
+    }
     let mut specs = vec![EntrySpec {
         table: index,
         name: base.clone(),
@@ -294,7 +317,9 @@ mod tests {
         let m: M = toml::from_str(text).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         for (i, t) in m.entry.into_iter().enumerate() {
-            out.extend(expand(t, i + 1, Path::new("m.toml")).map_err(|e| e.to_string())?);
+            out.extend(
+                expand(t, i + 1, Path::new("m.toml"), MAX_ENTRIES).map_err(|e| e.to_string())?,
+            );
         }
         Ok(out)
     }
@@ -369,5 +394,26 @@ mod tests {
         );
         let e = specs("[[entry]]\nelf = \"e\"\nmatrix = { colour = [1] }\n").unwrap_err();
         assert!(e.contains("colour"), "{e}");
+    }
+
+    /// issue 30, N16: a small manifest describing 10^7 entries (here
+    /// 10^10) aborted at 3.5 GB; the size is checked before expanding.
+    #[test]
+    fn a_matrix_too_large_is_refused_before_it_is_expanded() {
+        let cores: Vec<String> = (1..=100).map(|c| c.to_string()).collect();
+        let args: Vec<String> = (0..1000).map(|a| format!("[\"{a}\"]")).collect();
+        let elfs: Vec<String> = (0..100).map(|e| format!("\"e{e}\"")).collect();
+        let text = format!(
+            "[[entry]]\nname = \"big\"\ntarget = \"cortex-m4\"\nmatrix = {{ cores = [{}], args = [{}], elf = [{}] }}\n",
+            cores.join(","),
+            args.join(","),
+            elfs.join(",")
+        );
+        let e = specs(&text).unwrap_err();
+        assert!(
+            e.contains("field `matrix`: expands to 10000000 entries")
+                && e.contains("at most 100000"),
+            "{e}"
+        );
     }
 }

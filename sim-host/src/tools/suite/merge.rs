@@ -50,6 +50,15 @@ pub fn load(path: &Path) -> Result<Part, SuiteError> {
     let mut report: SuiteReport =
         serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
     restore_host_times(&mut report).map_err(corrupt)?;
+    if let Some(shard) = &report.shard {
+        // a forged index 0 or one past the count (issue 30, N17)
+        if shard.index == 0 || shard.index > shard.count {
+            return Err(corrupt(format!(
+                "shard {}/{}: a shard is numbered from 1 to its count",
+                shard.index, shard.count
+            )));
+        }
+    }
     Ok(Part {
         file: path.to_owned(),
         report,
@@ -186,17 +195,32 @@ fn shard_problems(parts: &[Part]) -> Vec<String> {
             .or_default()
             .push(p.file.display().to_string());
     }
+    // walked by the shards given, the missing ones as ranges: a forged
+    // count of 10^9 or 2^64 - 1 once made a line per missing shard and
+    // aborted at 3.5 GB (issue 30, N17)
     let mut problems = Vec::new();
-    for k in 1..=count {
-        match files.get(&k).map(Vec::as_slice) {
-            None | Some([]) => problems.push(format!("shard {k}/{count}: no result file given")),
-            Some([_]) => {}
-            Some(many) => problems.push(format!(
-                "shard {k}/{count}: given {} times: {}",
-                many.len(),
-                many.join(", ")
-            )),
+    let mut next = 1;
+    let missing = |from: usize, to: usize, problems: &mut Vec<String>| match to - from {
+        0 => problems.push(format!("shard {from}/{count}: no result file given")),
+        _ => problems.push(format!(
+            "shards {from}..{to} of {count}: no result file given"
+        )),
+    };
+    for (&k, given) in files.range(1..=count) {
+        if k > next {
+            missing(next, k - 1, &mut problems);
         }
+        if given.len() > 1 {
+            problems.push(format!(
+                "shard {k}/{count}: given {} times: {}",
+                given.len(),
+                given.join(", ")
+            ));
+        }
+        next = k.saturating_add(1);
+    }
+    if next <= count && !files.contains_key(&next) {
+        missing(next, count, &mut problems);
     }
     for p in parts {
         if let Some(signal) = &p.report.interrupted_by {
@@ -415,6 +439,26 @@ mod tests {
         );
     }
 
+    /// issue 30, N17: a forged shard count made a line per missing shard
+    /// (10^9 of them); the missing shards are one range.
+    #[test]
+    fn a_huge_shard_count_is_one_range_of_missing_shards() {
+        for n in [1_000_000_000, usize::MAX] {
+            let p = incomplete(vec![
+                part("1.json", "h", 1, n, &["a", "b", "c"]),
+                part("3.json", "h", 3, n, &["d", "e", "f"]),
+            ]);
+            assert_eq!(
+                p,
+                [
+                    "shard 2/".to_owned() + &n.to_string() + ": no result file given",
+                    format!("shards 4..{n} of {n}: no result file given"),
+                ],
+                "{p:#?}"
+            );
+        }
+    }
+
     #[test]
     fn an_interrupted_shard_is_incomplete() {
         let mut second = part("2.json", "h", 2, 2, &["d", "e", "f"]);
@@ -516,5 +560,12 @@ mod tests {
         }
         let e = load(&dir.path().join("none.json")).unwrap_err().to_string();
         assert!(e.contains("none.json: cannot read"), "{e}");
+        // issue 30, N17: a shard index of 0 (or past the count) was taken
+        for (k, n) in [(0, 2), (3, 2)] {
+            let path = dir.path().join("s.json");
+            std::fs::write(&path, part("s.json", "h", k, n, &["a"]).report.to_json()).unwrap();
+            let e = load(&path).unwrap_err().to_string();
+            assert!(e.contains("numbered from 1 to its count"), "{k}/{n}: {e}");
+        }
     }
 }

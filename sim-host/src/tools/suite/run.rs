@@ -7,6 +7,7 @@ use super::result::{EntryResult, SectionResult, SuiteReport};
 use super::shard::{self, Shard, ShardInfo};
 use crate::engine::{RunOptions, RunOutcome, Stop};
 use crate::host::arp_host::ArpOptions;
+use crate::host::expected::ExpectedOutput;
 use crate::host::signals::StopRequest;
 use crate::observe::report::Report;
 use crate::tools::session::{self, RunSpec, TargetSource};
@@ -93,6 +94,11 @@ pub(super) fn entry_spec(entry: &Entry, files: &EntryFiles, stop: &StopRequest) 
         },
         cores: entry.cores,
         interrupt: Some(stop.flag()),
+        // compared while the guest writes it
+        expect_output: entry
+            .expected_output
+            .as_deref()
+            .map(|bytes| ExpectedOutput::Bytes(bytes.into())),
         ..Default::default()
     };
     spec
@@ -174,14 +180,11 @@ pub(super) fn judge(entry: &Entry, outcome: &RunOutcome, report: &Report) -> Vec
             entry.exit_code
         ));
     }
-    if let Some(expected) = &entry.expected_output {
-        if &outcome.console != expected {
-            failures.push(format!(
-                "output differs from expected_output ({} bytes, expected {})",
-                outcome.console.len(),
-                expected.len()
-            ));
-        }
+    if let Some(check) = outcome.output_check.as_ref().filter(|c| !c.matches) {
+        failures.push(format!(
+            "output differs from expected_output ({} bytes, expected {})",
+            check.output_bytes, check.expected
+        ));
     }
     if let Some(p) = &report.playback {
         if !p.exact {
