@@ -113,13 +113,21 @@ fn an_elf_for_another_core_is_refused_in_each_direction() {
         &["--force-target", "--target", "cortex-m4"],
         &guest("cortex-m4f", "filter"),
     );
-    // forced, it runs, and its C runtime's FPU enable reads CPACR, which
-    // cortex-m4 (no FPU) does not map: a guest fault (120) at 0xe000ed88
+    // forced, it runs: its C runtime's FPU enable writes CPACR, which the
+    // System Control Space of a core without an FPU ignores (CP10/CP11
+    // read as zero, ARMv7-M B3.2.20), and its first FPU instruction has
+    // no price on cortex-m4: exit 125 naming it, never a silent ALU cycle
     let err = stderr(&out);
     assert!(!err.contains("built for another core"), "{err}");
-    assert_eq!(out.status.code(), Some(120), "{err}");
-    assert!(err.contains("0xe000ed88"), "{err}");
-    // and the message says what that address is (the report)
-    assert!(err.contains("of CPACR (a hard-float build's C runtime enables the FPU there; target `cortex-m4` has no FPU"), "{err}");
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        !err.contains("0xe000ed88"),
+        "the CPACR write is no fault: {err}"
+    );
+    assert!(err.contains("unpriced instruction `vmsr fpscr"), "{err}");
+    assert!(
+        err.contains("target `cortex-m4`'s cycle table has no row for class `fp_status`"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
