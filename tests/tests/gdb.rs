@@ -947,7 +947,8 @@ fn dsp_fir_f32_first_sample() -> u32 {
     acc.to_bits()
 }
 
-/// The line of gdb's `info registers NAME`.
+/// The lines gdb printed for register NAME (`info registers NAME`), in
+/// order.
 fn register_line<'a>(gdb: &'a str, name: &str) -> Vec<&'a str> {
     gdb.lines()
         .filter(|l| l.split_whitespace().next() == Some(name))
@@ -1082,7 +1083,9 @@ fn target_xml(gdb: &mut TcpStream) -> String {
 }
 
 /// The target description (qXfer:features:read, in the raw protocol) has
-/// the VFP feature on cortex-m4f and not on cortex-m4, which has no FPU.
+/// the VFP feature on the FPU cores (cortex-m4f, FPv4-SP; cortex-m7,
+/// FPv5-D16; cortex-m33, FPv5-SP) and not on cortex-m4, which has none:
+/// its description is the 19 core registers as before.
 #[test]
 fn the_vfp_feature_is_described_only_on_fpu_cores() {
     for (target, example, vfp) in [
