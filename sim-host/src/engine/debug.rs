@@ -5,8 +5,8 @@
 
 use super::api::Stop;
 use super::registers::{
-    debug_fpu_registers, debug_registers, fpu_thread_registers, has_fpu, operand_regs, read_regs32,
-    regs, thread_registers,
+    debug_fpu_registers, debug_registers, fpu_thread_registers, operand_regs, read_regs32, regs,
+    thread_registers,
 };
 use super::resume::start;
 use super::state::Uc;
@@ -222,11 +222,6 @@ impl std::fmt::Debug for DebugGuest {
 impl DebugGuest {
     pub fn arch(&self) -> Arch {
         self.emu.get_data().arch
-    }
-
-    /// Whether the core has an FPU, whose registers are numbered 19-35.
-    pub fn has_fpu(&self) -> bool {
-        has_fpu(&self.emu.get_data().target)
     }
 
     /// The Unicorn id of debugger register `n`.
