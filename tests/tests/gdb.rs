@@ -66,6 +66,19 @@ fn start_debuggable(
     (child, rest)
 }
 
+/// A process a test started, stopped by its pid when the test is done
+/// with it, also when the test fails first.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Waits for `child` at most `limit`; kills it beyond.
 fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
@@ -140,9 +153,10 @@ fn debug_and_compare_with_report(
     let elf = guest(target, example);
     run_plain(&dir, target, &elf, extra);
     let port = free_port();
-    let (mut run, stderr) = start_debuggable(&dir, target, &elf, port, extra);
+    let (run, stderr) = start_debuggable(&dir, target, &elf, port, extra);
+    let mut run = Reaped(run);
     let gdb = gdb_batch(&elf, port, commands);
-    let status = wait_for(&mut run, Duration::from_secs(120));
+    let status = wait_for(&mut run.0, Duration::from_secs(120));
     let stderr = stderr.join().unwrap();
     assert_eq!(status, Some(0), "{stderr}\ngdb said:\n{gdb}");
     assert!(gdb.contains("exited normally"), "{gdb}");
@@ -913,4 +927,197 @@ fn a_timeout_works_with_gdb() {
     let plain = std::fs::read(dir.join("plain.arp")).unwrap();
     let debugged = std::fs::read(dir.join("debugged.arp")).unwrap();
     assert!(plain == debugged, "data.arp differs with --timeout");
+}
+
+/// The bits of `fir_f32`'s first output sample in guest-shim/examples/dsp
+/// as an FPv4 core computes it: 16 fused multiply-adds (VFMA.F32, gcc's
+/// -ffp-contract=fast) of the program's taps and noise, from 0.
+fn dsp_fir_f32_first_sample() -> u32 {
+    const HQ: [i16; 16] = [
+        -180, -312, -270, 210, 1180, 2460, 3640, 4290, 4290, 3640, 2460, 1180, 210, -270, -312,
+        -180,
+    ];
+    let x = |i: u32| {
+        let v = ((i.wrapping_mul(2_654_435_761) >> 20) % 16384) as i32 - 8192;
+        v as f32 / 32768.0
+    };
+    let acc = (0..16).fold(0.0f32, |acc, k| {
+        (f32::from(HQ[k]) / 32768.0).mul_add(x(k as u32), acc)
+    });
+    acc.to_bits()
+}
+
+/// The lines gdb printed for register NAME (`info registers NAME`), in
+/// order.
+fn register_line<'a>(gdb: &'a str, name: &str) -> Vec<&'a str> {
+    gdb.lines()
+        .filter(|l| l.split_whitespace().next() == Some(name))
+        .collect()
+}
+
+/// On cortex-m4f gdb has the FPU registers (issue 25 item 4): at the store
+/// of `fir_f32`'s first sample, s15 holds it (bits derived here), d7 holds
+/// s15:s14, FPSCR has the inexact flag the multiply-adds raised and no
+/// other; a value written into s15 is what the program stores. The
+/// measurements stay those of a plain run.
+#[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
+fn gdb_reads_and_writes_the_fpu_registers_of_a_cortex_m4f() {
+    require_tool("gdb-multiarch");
+    let commands = [
+        // the VSTM of `yf[i] = acc` (s15)
+        "break dsp.c:53",
+        "continue",
+        "info registers s15",
+        "info registers d7",
+        "p/x $fpscr & 0x9f",
+        "set var $s15 = 1.5",
+        "maintenance flush register-cache",
+        "info registers s15",
+        "info registers d7",
+        // the kernel's first call ends: nothing but i = 0 writes yf[0]
+        "delete",
+        "break checksum",
+        "continue",
+        "p yf[0]",
+        "delete",
+        "continue",
+    ];
+    let gdb = debug_and_compare("cortex-m4f", "dsp", &[], &commands);
+    let sample = dsp_fir_f32_first_sample();
+    let s15 = register_line(&gdb, "s15");
+    assert_eq!(s15.len(), 2, "{gdb}");
+    assert!(s15[0].ends_with(&format!("(raw {sample:#010x})")), "{gdb}");
+    assert!(s15[1].ends_with("(raw 0x3fc00000)"), "{gdb}");
+    // s14 holds the last input sample of the loop, xf[15]: kept by the
+    // write of s15
+    let d7 = register_line(&gdb, "d7");
+    assert_eq!(d7.len(), 2, "{gdb}");
+    let low = &d7[0][d7[0].len() - 9..];
+    assert!(
+        d7[0].contains(&format!("(raw {sample:#010x}")),
+        "d7 is s15:s14: {gdb}"
+    );
+    assert!(
+        d7[1].contains("(raw 0x3fc00000") && d7[1].ends_with(low),
+        "{gdb}"
+    );
+    // IXC (bit 4) and none of IOC, DZC, OFC, UFC, IDC
+    assert!(gdb.contains("= 0x10\n"), "{gdb}");
+    // the program stored the written value
+    assert!(gdb.contains("= 1.5\n"), "{gdb}");
+}
+
+/// Another thread's FPU registers are those of its saved context, and a
+/// write to them is kept there: cortex-m4f, four threads, gdb's cache
+/// flushed between the write and the read.
+#[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
+fn gdb_writes_the_saved_fpu_registers_of_a_thread_not_running() {
+    require_tool("gdb-multiarch");
+    let commands = [
+        "break filter_rows_horizontally",
+        "continue",
+        "continue",
+        "thread 1",
+        "set var $s3 = 2.5",
+        "set var $fpscr = 0x80000000",
+        "thread 2",
+        "info registers s3",
+        "maintenance flush register-cache",
+        "thread 1",
+        "info registers s3",
+        "info registers d1",
+        "p/x $fpscr",
+        "delete",
+        "continue",
+    ];
+    let gdb = debug_and_compare("cortex-m4f", "filter-par-4", &["--cores", "4"], &commands);
+    let s3 = register_line(&gdb, "s3");
+    assert_eq!(s3.len(), 2, "{gdb}");
+    assert!(s3[1].ends_with("(raw 0x40200000)"), "{gdb}");
+    let d1 = register_line(&gdb, "d1");
+    assert!(d1[0].contains("(raw 0x40200000"), "{gdb}");
+    assert!(gdb.contains("= 0x80000000\n"), "{gdb}");
+}
+
+/// A packet body with gdb's run-length encoding undone (`X*N`: N - 29
+/// more Xs).
+fn run_length_decoded(body: &str) -> String {
+    let mut text = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '*' {
+            text.push(c);
+            continue;
+        }
+        let count = chars.next().map_or(0, |n| n as usize - 29);
+        let last = text.chars().last().expect("a repeated character");
+        text.extend(std::iter::repeat_n(last, count));
+    }
+    text
+}
+
+/// The whole target description, read in pieces as gdb reads it.
+fn target_xml(gdb: &mut TcpStream) -> String {
+    let mut xml = String::new();
+    loop {
+        send_packet(
+            gdb,
+            &format!("qXfer:features:read:target.xml:{:x},400", xml.len()),
+        );
+        let reply = run_length_decoded(&read_packet(gdb));
+        xml.push_str(&reply[1..]);
+        match reply.chars().next() {
+            Some('l') => return xml,
+            Some('m') => {}
+            _ => panic!("not a qXfer reply: {reply}"),
+        }
+    }
+}
+
+/// The target description (qXfer:features:read, in the raw protocol) has
+/// the VFP feature on the FPU cores (cortex-m4f, FPv4-SP; cortex-m7,
+/// FPv5-D16; cortex-m33, FPv5-SP) and not on cortex-m4, which has none:
+/// its description is the 19 core registers as before.
+#[test]
+fn the_vfp_feature_is_described_only_on_fpu_cores() {
+    for (target, example, vfp) in [
+        ("cortex-m4", "filter-bench", false),
+        ("cortex-m4f", "dsp", true),
+    ] {
+        let dir = scratch(&format!("gdb-tdesc-{target}"));
+        let elf = guest(target, example);
+        let port = free_port();
+        let (run, stderr) = start_debuggable(&dir, target, &elf, port, &[]);
+        let mut run = Reaped(run);
+        let mut gdb = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        gdb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let xml = target_xml(&mut gdb);
+        assert!(xml.trim_end().ends_with("</target>"), "{xml}");
+        assert!(xml.contains("org.gnu.gdb.arm.m-profile"), "{xml}");
+        assert_eq!(xml.contains("org.gnu.gdb.arm.vfp"), vfp, "{target}: {xml}");
+        assert_eq!(
+            xml.contains(r#"<reg name="d15" bitsize="64""#),
+            vfp,
+            "{xml}"
+        );
+        assert_eq!(xml.contains(r#"<reg name="fpscr""#), vfp, "{xml}");
+        // the registers as the description sizes them: 19 words, then 16
+        // double words and a word
+        send_packet(&mut gdb, "g");
+        let regs = run_length_decoded(&read_packet(&mut gdb));
+        let bytes = if vfp { 19 * 4 + 16 * 8 + 4 } else { 19 * 4 };
+        assert_eq!(regs.len(), 2 * bytes, "{target}: {regs}");
+        send_packet(&mut gdb, "D");
+        assert_eq!(read_packet(&mut gdb), "OK");
+        let status = wait_for(&mut run.0, Duration::from_secs(120));
+        assert_eq!(status, Some(0), "{}", stderr.join().unwrap());
+    }
 }

@@ -309,7 +309,8 @@ pub fn run(mut args: Args) -> Result<i32> {
         match link_to_gdb(address, args.gdb_no_wait, &stop) {
             Ok(Some(link)) => {
                 let arch = prepared.target.arch;
-                prepared.options.debugger = Some(sim_host::tools::gdb::debugger(arch, link));
+                let fpu = prepared.target.isa.has_fpu();
+                prepared.options.debugger = Some(sim_host::tools::gdb::debugger(arch, fpu, link));
             }
             Ok(None) => {
                 let signal = stop.signal().unwrap_or(0);

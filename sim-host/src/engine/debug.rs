@@ -4,7 +4,10 @@
 //! (a slice without one is a plain `emu_start` in `schedule`).
 
 use super::api::Stop;
-use super::registers::{debug_registers, operand_regs, read_regs32, regs, thread_registers};
+use super::registers::{
+    debug_fpu_registers, debug_registers, fpu_thread_registers, operand_regs, read_regs32, regs,
+    thread_registers,
+};
 use super::resume::start;
 use super::state::Uc;
 use super::thread_calls::THREAD_CALLS;
@@ -166,20 +169,32 @@ fn describe_wait(wait: threads::Wait) -> String {
 enum Context {
     /// In its saved context, at this index.
     Saved(usize),
+    /// In its saved context, the low half at this index and the high half
+    /// at the next (an Arm d register: s2n, s2n+1).
+    Pair(usize),
     /// Always zero (RISC-V x0).
     Zero,
     /// Shared by all threads (the M-profile MSP and PSP).
     Shared,
 }
 
+/// Where a saved Arm context keeps s0 and FPSCR (after the 17 registers
+/// of `thread_registers`, as `fpu_thread_registers` orders them).
+const SAVED_S0: usize = 17;
+const SAVED_FPSCR: usize = SAVED_S0 + 32;
+
 /// Debugger register `n` (see [`DebugGuest`]) in a saved context, whose
-/// order is `thread_registers`: Arm r0-r12, sp, lr, xpsr, pc; RISC-V
-/// x1-x31, pc.
+/// order is `thread_registers` then `fpu_thread_registers`: Arm r0-r12,
+/// sp, lr, xpsr, pc, s0-s31, fpscr; RISC-V x1-x31, pc. (Arm 19-35, d0-d15
+/// and fpscr, are numbered only on cores with an FPU.)
 fn context_index(arch: Arch, n: usize) -> Context {
     match (arch, n) {
         (Arch::Arm, 0..=14) => Context::Saved(n),
         (Arch::Arm, 15) => Context::Saved(16),
         (Arch::Arm, 16) => Context::Saved(15),
+        (Arch::Arm, 17 | 18) => Context::Shared,
+        (Arch::Arm, 19..=34) => Context::Pair(SAVED_S0 + 2 * (n - 19)),
+        (Arch::Arm, 35) => Context::Saved(SAVED_FPSCR),
         (Arch::Arm, _) => Context::Shared,
         (Arch::Riscv, 0) => Context::Zero,
         (Arch::Riscv, _) => Context::Saved(n - 1),
@@ -190,7 +205,8 @@ fn context_index(arch: Arch, n: usize) -> Context {
 /// breakpoints and counters. Used only while the guest is stopped.
 ///
 /// Registers are numbered per architecture: Arm r0-r12, sp, lr, pc, xpsr,
-/// msp, psp (0-18); RISC-V x0-x31, pc (0-32).
+/// msp, psp (0-18), and on a core with an FPU d0-d15 (64-bit) and fpscr
+/// (19-35); RISC-V x0-x31, pc (0-32).
 #[derive(Clone)]
 pub struct DebugGuest {
     emu: Uc<'static>,
@@ -208,14 +224,20 @@ impl DebugGuest {
         self.emu.get_data().arch
     }
 
+    /// The Unicorn id of debugger register `n`.
+    fn register_id(&self, n: usize) -> Option<i32> {
+        let mut ids = debug_registers(self.arch());
+        ids.extend(debug_fpu_registers(&self.emu.get_data().target));
+        ids.get(n).copied()
+    }
+
     pub fn register(&self, n: usize) -> Option<u64> {
-        let id = *debug_registers(self.arch()).get(n)?;
-        self.emu.reg_read(id).ok()
+        self.emu.reg_read(self.register_id(n)?).ok()
     }
 
     pub fn set_register(&mut self, n: usize, value: u64) -> bool {
         let arch = self.arch();
-        let Some(&id) = debug_registers(arch).get(n) else {
+        let Some(id) = self.register_id(n) else {
             return false;
         };
         // an M-profile PC keeps the Thumb bit (gdb sends it clear)
@@ -464,6 +486,11 @@ impl DebugGuest {
         }
         match context_index(self.arch(), n) {
             Context::Saved(i) => self.saved_context(thread)?.get(i).copied(),
+            Context::Pair(i) => {
+                let ctx = self.saved_context(thread)?;
+                let (low, high) = (*ctx.get(i)?, *ctx.get(i + 1)?);
+                Some(low & 0xffff_ffff | high << 32)
+            }
             Context::Zero => Some(0),
             Context::Shared => self.register(n),
         }
@@ -476,29 +503,42 @@ impl DebugGuest {
         }
         match context_index(self.arch(), n) {
             Context::Saved(i) => {
-                let arch = self.arch();
-                let thumb = u64::from(arch == Arch::Arm && n == 15);
-                let st = self.emu.get_data_mut();
-                let slot = st
-                    .threads
-                    .contexts
-                    .get_mut(thread as usize)
-                    .and_then(Option::as_mut);
-                match slot.and_then(|ctx| ctx.get_mut(i)) {
-                    Some(v) => {
-                        *v = value | thumb;
-                        true
-                    }
-                    None => false,
-                }
+                let thumb = u64::from(self.arch() == Arch::Arm && n == 15);
+                self.set_saved(thread, &[(i, value | thumb)])
+            }
+            Context::Pair(i) => {
+                self.set_saved(thread, &[(i, value & 0xffff_ffff), (i + 1, value >> 32)])
             }
             Context::Zero => true,
             Context::Shared => self.set_register(n, value),
         }
     }
 
-    /// The registers `thread` resumes with (`thread_registers` order): its
-    /// saved context, or for a thread never run those it will start with.
+    /// Sets slots of `thread`'s saved context (all or none); false for a
+    /// thread that never ran or a slot it does not have.
+    fn set_saved(&mut self, thread: ThreadId, values: &[(usize, u64)]) -> bool {
+        let st = self.emu.get_data_mut();
+        let Some(ctx) = st
+            .threads
+            .contexts
+            .get_mut(thread as usize)
+            .and_then(Option::as_mut)
+        else {
+            return false;
+        };
+        if values.iter().any(|(i, _)| *i >= ctx.len()) {
+            return false;
+        }
+        for (i, value) in values {
+            ctx[*i] = *value;
+        }
+        true
+    }
+
+    /// The registers `thread` resumes with (`thread_registers` then
+    /// `fpu_thread_registers` order): its saved context, or for a thread
+    /// never run those it will start with (the FPU's are the running
+    /// thread's, which it inherits).
     fn saved_context(&self, thread: ThreadId) -> Option<Vec<u64>> {
         let st = self.emu.get_data();
         if let Some(ctx) = st
@@ -510,7 +550,8 @@ impl DebugGuest {
             return Some(ctx.clone());
         }
         let start = st.threads.sched.threads.get(thread as usize)?.start?;
-        let ids = thread_registers(st.arch);
+        let mut ids = thread_registers(st.arch);
+        ids.extend(fpu_thread_registers(&st.target));
         let mut ctx: Vec<u64> = ids
             .iter()
             .map(|r| self.emu.reg_read(*r).unwrap_or(0))
@@ -839,5 +880,26 @@ impl DebugSession {
                 return (result, false);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The debugger's FPU registers are where the thread switch saves them.
+    #[test]
+    fn saved_fpu_registers_follow_the_core_registers() {
+        assert_eq!(thread_registers(Arch::Arm).len(), SAVED_S0);
+        assert!(matches!(
+            context_index(Arch::Arm, 19),
+            Context::Pair(SAVED_S0)
+        ));
+        assert!(matches!(context_index(Arch::Arm, 34), Context::Pair(i) if i == SAVED_S0 + 30));
+        assert!(matches!(
+            context_index(Arch::Arm, 35),
+            Context::Saved(SAVED_FPSCR)
+        ));
+        assert!(matches!(context_index(Arch::Arm, 18), Context::Shared));
     }
 }

@@ -153,13 +153,27 @@ pub(super) fn thumb_state(uc: &Uc<'_>) -> bool {
 /// Appended after the core registers, so a saved context's first slots
 /// keep the order the debugger reads ([`thread_registers`]).
 pub(super) fn fpu_thread_registers(target: &crate::model::target::Target) -> Vec<i32> {
-    let crate::model::isa::Isa::Arm { fpu, .. } = &target.isa else {
-        return Vec::new();
-    };
-    if *fpu == crate::model::isa::Fpu::None {
+    if !has_fpu(target) {
         return Vec::new();
     }
     let mut r: Vec<i32> = (0..32).map(|n| RegisterARM::S0 as i32 + n).collect();
+    r.push(RegisterARM::FPSCR as i32);
+    r
+}
+
+/// Whether `target` is an Arm core with an FPU (its `[isa]` names one).
+pub(super) fn has_fpu(target: &crate::model::target::Target) -> bool {
+    target.isa.has_fpu()
+}
+
+/// The FPU registers a debugger numbers after [`debug_registers`] on an
+/// Arm core with an FPU, as Unicorn ids: d0-d15 (64-bit, each the pair
+/// s2n, s2n+1) and fpscr (19-35); none on other cores.
+pub(super) fn debug_fpu_registers(target: &crate::model::target::Target) -> Vec<i32> {
+    if !has_fpu(target) {
+        return Vec::new();
+    }
+    let mut r: Vec<i32> = (0..16).map(|n| RegisterARM::D0 as i32 + n).collect();
     r.push(RegisterARM::FPSCR as i32);
     r
 }

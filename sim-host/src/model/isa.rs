@@ -174,6 +174,11 @@ pub enum Needs {
 }
 
 impl Isa {
+    /// Whether this is an Arm core with an FPU.
+    pub fn has_fpu(&self) -> bool {
+        matches!(self, Isa::Arm { fpu, .. } if *fpu != Fpu::None)
+    }
+
     /// The `[isa]` table, or for a file without one the ISA of its CPU
     /// model (a core without an FPU unless the file says otherwise).
     pub fn from_file(

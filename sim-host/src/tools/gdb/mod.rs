@@ -77,10 +77,16 @@ pub enum GdbLink {
     Later(TcpListener),
 }
 
-/// The debugger for a guest of `arch`, talking to gdb over `link`.
-pub fn debugger(arch: Arch, link: GdbLink) -> Rc<RefCell<dyn Debugger>> {
+/// The debugger for a guest of `arch`, talking to gdb over `link`; `fpu`:
+/// an Arm core with an FPU, whose description has the VFP registers.
+pub fn debugger(arch: Arch, fpu: bool, link: GdbLink) -> Rc<RefCell<dyn Debugger>> {
     match arch {
-        Arch::Arm => Rc::new(RefCell::new(GdbDebugger::<arch_m::CortexM>::new(link))),
+        Arch::Arm if fpu => Rc::new(RefCell::new(GdbDebugger::<arch_m::CortexM<true>>::new(
+            link,
+        ))),
+        Arch::Arm => Rc::new(RefCell::new(GdbDebugger::<arch_m::CortexM<false>>::new(
+            link,
+        ))),
         Arch::Riscv => Rc::new(RefCell::new(
             GdbDebugger::<gdbstub_arch::riscv::Riscv32>::new(link),
         )),

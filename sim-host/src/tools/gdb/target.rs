@@ -4,7 +4,7 @@
 //! `machine::DebugGuest` while the guest is stopped. Nothing here can
 //! fault the guest: a bad address is an error reply to gdb.
 
-use super::arch_m::{CortexM, MProfileRegs, REGISTERS};
+use super::arch_m::{register_count, CortexM, MProfileRegs};
 use super::ids::{thread_of, tid};
 use crate::engine::{DebugGuest, DebugResume, Watch};
 use crate::host::threads::ThreadId;
@@ -37,15 +37,17 @@ fn read32(guest: &DebugGuest, thread: ThreadId, n: usize) -> u32 {
     guest.thread_register(thread, n).unwrap_or(0) as u32
 }
 
-impl GuestArch for CortexM {
-    fn read(guest: &DebugGuest, thread: ThreadId, regs: &mut MProfileRegs) {
-        for (n, r) in regs.0.iter_mut().enumerate() {
-            *r = read32(guest, thread, n);
+/// r0-r12, sp, lr, pc, xpsr, msp, psp, and with `VFP` d0-d15 (whole, 64
+/// bits) and fpscr.
+impl<const VFP: bool> GuestArch for CortexM<VFP> {
+    fn read(guest: &DebugGuest, thread: ThreadId, regs: &mut MProfileRegs<VFP>) {
+        for (n, r) in regs.0[..register_count(VFP)].iter_mut().enumerate() {
+            *r = guest.thread_register(thread, n).unwrap_or(0);
         }
     }
 
-    fn write(guest: &mut DebugGuest, thread: ThreadId, regs: &MProfileRegs) -> bool {
-        (0..REGISTERS).all(|n| guest.set_thread_register(thread, n, u64::from(regs.0[n])))
+    fn write(guest: &mut DebugGuest, thread: ThreadId, regs: &MProfileRegs<VFP>) -> bool {
+        (0..register_count(VFP)).all(|n| guest.set_thread_register(thread, n, regs.0[n]))
     }
 }
 
