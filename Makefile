@@ -40,10 +40,13 @@ clean:
 # The input fuzzers (proptest) that `make test` runs briefly, run long:
 # target files, ELFs, semihosting, suite manifests, the CLI, libarp's C API.
 FUZZ_CASES ?= 100000
+# each GDB case is two guest runs (about 30 s)
+FUZZ_GDB_CASES ?= 20
 fuzz-long: bootstrap guests
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p sim-host --test fuzz_inputs --bin sim-host
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p libarp --test api_sequences
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p arpsim --test proptest_readers
+	PROPTEST_CASES=$(FUZZ_GDB_CASES) $(CARGO) test --release -p e2e-tests --test gdb any_huge_packet
 
 # The memsort study (issue 8, STUDY.md): calibrate, predict, simulate, compare.
 .PHONY: study

@@ -151,6 +151,10 @@ pub enum ArpError {
     TrailingThreads { count: usize },
     #[error("playback: {0}")]
     PlaybackInexact(String),
+    /// A long wait or load given up for a stop signal or a time-out; the
+    /// caller reports the stop, not this error.
+    #[error("stopped: {0}")]
+    Stopped(String),
     /// A panic caught at the C boundary (libarp): a bug of the library,
     /// never of the caller.
     #[error("internal error of the ARP library (a bug; please report it): {0}")]

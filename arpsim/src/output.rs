@@ -22,7 +22,9 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// How many symbolic links are followed before giving up (Linux's ELOOP
 /// limit).
@@ -302,9 +304,7 @@ impl Output {
                 file: tempfile::tempfile()?,
                 to: SpoolTarget::Special(path),
             },
-            Destination::Special(path) => {
-                Sink::InPlace(fs::OpenOptions::new().write(true).open(path)?)
-            }
+            Destination::Special(path) => Sink::InPlace(open_special(&path)?),
             Destination::Stdout => Sink::Spool {
                 file: tempfile::tempfile()?,
                 to: SpoolTarget::Stdout,
@@ -344,11 +344,71 @@ impl Output {
                         out.flush()
                     }
                     SpoolTarget::Special(path) => {
-                        let mut out = fs::OpenOptions::new().write(true).open(path)?;
+                        let mut out = open_special(&path)?;
                         io::copy(&mut file, &mut out).map(|_| ())
                     }
                 }
             }
+        }
+    }
+}
+
+/// Set once a stop signal came: a wait for a FIFO's reader gives up.
+static WAITS_CANCELLED: AtomicBool = AtomicBool::new(false);
+/// When a wait for a FIFO's reader gives up (`--timeout`).
+static WAIT_DEADLINE: Mutex<Option<Instant>> = Mutex::new(None);
+/// How often a FIFO without a reader is tried again.
+const READER_POLL: Duration = Duration::from_millis(20);
+
+/// Makes every wait for a FIFO's reader (now or later) give up: called by
+/// a stop signal's handler (issue 30, N09).
+pub fn cancel_waits() {
+    WAITS_CANCELLED.store(true, Ordering::SeqCst);
+}
+
+/// Waits for a FIFO's reader give up at `deadline` (`--timeout`).
+pub fn set_wait_deadline(deadline: Option<Instant>) {
+    *WAIT_DEADLINE.lock().unwrap_or_else(|e| e.into_inner()) = deadline;
+}
+
+/// Opens a device, FIFO or socket for writing without blocking for good:
+/// a FIFO with no reader yet is tried again every [`READER_POLL`] until
+/// one opens it, a stop signal came ([`cancel_waits`]) or the deadline
+/// passed ([`set_wait_deadline`]); the error is then
+/// [`io::ErrorKind::Interrupted`]. Once open, writes block as usual.
+fn open_special(path: &Path) -> io::Result<File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    loop {
+        let opened = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+            .open(path);
+        match opened {
+            Ok(file) => {
+                let flags = rustix::fs::fcntl_getfl(&file)?;
+                rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+                return Ok(file);
+            }
+            // ENXIO: a FIFO that no process has open for reading
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+                let deadline = *WAIT_DEADLINE.lock().unwrap_or_else(|e| e.into_inner());
+                let why = if WAITS_CANCELLED.load(Ordering::SeqCst) {
+                    Some("a stop signal came")
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Some("the time-out passed")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Interrupted,
+                        format!("no process opened the FIFO for reading before {why}"),
+                    ));
+                }
+                std::thread::sleep(READER_POLL);
+            }
+            Err(e) => return Err(e),
         }
     }
 }

@@ -152,6 +152,10 @@ impl Listing {
     }
 }
 
+/// Records read between two looks at [`PlaybackIndex::load_until`]'s stop
+/// question: a few milliseconds of loading.
+pub const STOP_POLL_RECORDS: u64 = 4096;
+
 /// The recorded samples of a `record_all` file, ready for playback.
 #[derive(Debug, Default)]
 pub struct PlaybackIndex {
@@ -188,6 +192,17 @@ impl PlaybackIndex {
 
     /// Streams a `record_all` file (any format, gzip or not) into an index.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_until(path, &mut || None)
+    }
+
+    /// [`PlaybackIndex::load`], asking `stop` every [`STOP_POLL_RECORDS`]
+    /// records whether to give up: a reason makes the load end with
+    /// [`ArpError::Stopped`] (a stop signal or a time-out during a long
+    /// load; issue 30, N09).
+    pub fn load_until(path: &Path, stop: &mut dyn FnMut() -> Option<String>) -> Result<Self> {
+        if let Some(why) = stop() {
+            return Err(ArpError::Stopped(format!("{why}, after 0 record(s)")));
+        }
         let mut reader = codec::open(path)?;
         let header = reader.header().clone();
         if header.mode != Mode::RecordAll {
@@ -209,6 +224,12 @@ impl PlaybackIndex {
         };
         while reader.read_into(&mut rec).map_err(fmt_err)? {
             line += 1;
+            if (line - 3) % STOP_POLL_RECORDS == 0 {
+                if let Some(why) = stop() {
+                    let read = line - 3;
+                    return Err(ArpError::Stopped(format!("{why}, after {read} record(s)")));
+                }
+            }
             if let Payload::Sample(values) = &rec.payload {
                 index.insert(&rec.stack, values).map_err(|reason| {
                     ArpError::Invalid(format!("{}: record {}: {reason}", path.display(), line - 3))

@@ -244,3 +244,59 @@ proptest! {
         prop_assert!(is_line, "{}", err);
     }
 }
+
+fn cases(default: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// A record_all text of one thread whose one sample is `depth` sections
+/// deep, the record declaring `declared` entries.
+fn deep_record(depth: usize, declared: u64) -> String {
+    let mut text =
+        String::from("# Atomium record and playback data - format version 1.1.\n0 1 1 9\n");
+    text.push_str(&format!("{:028}\n{declared} 0", 1));
+    for i in 0..depth {
+        text.push_str(&format!(" {}@{}", 1 + i % 200, i % 3));
+    }
+    text.push_str(": 7;\n");
+    text
+}
+
+// Issue 30, item 6: deep ARP nesting, a few cases by default (`make
+// fuzz-long` runs many).
+proptest! {
+    #![proptest_config(cases(12))]
+
+    /// A sample thousands of sections deep is read and indexed; a depth
+    /// declared far beyond the entries given (up to u64::MAX) is a located
+    /// error, found without allocating for the declared depth.
+    #[test]
+    fn deep_nesting_is_read_or_refused_at_its_line(
+        depth in 1usize..20_000,
+        over in prop_oneof![Just(0u64), 1u64..1000, Just(u64::MAX / 2)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep.arp");
+        let declared = (depth as u64).saturating_add(over);
+        std::fs::write(&path, deep_record(depth, declared)).unwrap();
+        match arpsim::playback::PlaybackIndex::load(&path) {
+            Ok(index) => {
+                prop_assert_eq!(over, 0);
+                prop_assert_eq!(index.samples(), 1);
+            }
+            Err(e) => {
+                prop_assert!(over > 0, "a valid deep sample refused: {}", e);
+                let text = e.to_string();
+                prop_assert!(text.contains("deep.arp") && text.contains("line 4"), "{}", text);
+            }
+        }
+    }
+}

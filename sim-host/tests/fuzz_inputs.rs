@@ -247,3 +247,83 @@ proptest! {
         drop(sh);
     }
 }
+
+/// The built-in cortex-m4 target with its `memory = [...]` replaced by `n`
+/// regions of 4 KiB, one after another.
+fn target_with_regions(n: usize) -> String {
+    let text = builtin_text("cortex-m4");
+    let start = text.find("memory = [").expect("a memory array");
+    let end = start + text[start..].find("\n]\n").expect("its end") + 3;
+    let mut regions = String::from("memory = [\n");
+    for i in 0..n {
+        regions.push_str(&format!(
+            "  {{ name = \"r{i}\", kind = \"ram\", start = {:#x}, size = 0x1000, access = \"rwx\", wait_states = 0 }},\n",
+            0x2000_0000u64 + i as u64 * 0x1000
+        ));
+    }
+    regions.push_str("]\n");
+    format!("{}{regions}{}", &text[..start], &text[end..])
+}
+
+/// The golden suite result (schema 3), read once.
+fn golden_result() -> &'static serde_json::Value {
+    static RESULT: OnceLock<serde_json::Value> = OnceLock::new();
+    RESULT.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/suite.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    })
+}
+
+// Issue 30, item 6: the audit's hostile shapes, a few cases each by
+// default (`make fuzz-long` runs many).
+proptest! {
+    #![proptest_config(cases(12))]
+
+    /// Many memory regions: up to the cap a target, above it refused
+    /// (naming the file and the cap) before anything is mapped.
+    #[test]
+    fn many_memory_regions_are_taken_up_to_the_cap_and_refused_above(n in 0usize..700) {
+        let text = target_with_regions(n);
+        let result = Target::parse(&text, Path::new("/fuzz/regions.toml"));
+        if n > target::MAX_REGIONS {
+            let e = result.expect_err("more regions than the cap").to_string();
+            prop_assert!(e.contains("regions.toml"), "{e}");
+            prop_assert!(e.contains("at most 256"), "{e}");
+        } else if let Err(e) = result {
+            prop_assert!(e.to_string().contains("regions.toml"), "{e}");
+        }
+    }
+
+    /// Forged shard files for `suite merge`: any index and count, up to
+    /// usize::MAX, load as a shard or are refused naming the file, and a
+    /// merge lists what is missing in a bounded number of lines.
+    #[test]
+    fn forged_shards_are_refused_or_merged_in_bounded_lines(
+        index in prop_oneof![Just(0usize), Just(1usize), any::<usize>()],
+        count in prop_oneof![Just(1usize), Just(usize::MAX), any::<usize>()],
+        plan in "[0-9a-f]{0,64}",
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut forged = golden_result().clone();
+        forged["shard"] = serde_json::json!({ "index": index, "count": count, "plan": plan });
+        let file = dir.path().join("shard.json");
+        std::fs::write(&file, serde_json::to_string(&forged).unwrap()).unwrap();
+        match sim_host::tools::suite::merge::load(&file) {
+            Err(e) => prop_assert!(e.to_string().contains("shard.json"), "{e}"),
+            Ok(part) => {
+                let again = sim_host::tools::suite::merge::load(&file).unwrap();
+                match sim_host::tools::suite::merge::merge(vec![part, again]) {
+                    Ok(_) => {}
+                    Err(sim_host::tools::suite::merge::MergeError::Incomplete(lines)) => {
+                        prop_assert!(lines.len() < 64, "{} lines", lines.len());
+                        let bytes: usize = lines.iter().map(String::len).sum();
+                        prop_assert!(bytes < 64 * 1024, "{bytes} bytes of problems");
+                    }
+                    Err(sim_host::tools::suite::merge::MergeError::Invalid(e)) => {
+                        prop_assert!(e.to_string().contains("shard.json"), "{e}");
+                    }
+                }
+            }
+        }
+    }
+}

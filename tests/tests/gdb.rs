@@ -889,6 +889,41 @@ fn a_packet_longer_than_the_announced_size_ends_the_session() {
     );
 }
 
+// Issue 30, item 6: huge packets of any command, with or without their
+// end; one case by default (`PROPTEST_CASES` runs more; each case is a
+// plain and a debugged guest run, about 30 s here).
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1),
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    #[test]
+    fn any_huge_packet_ends_the_session_and_the_run_goes_on(
+        command in proptest::sample::select(vec![b'm', b'M', b'X', b'G', b'q', b'v', b'$', b'#']),
+        len in 4097usize..64 * 1024,
+        fill in proptest::prelude::any::<u8>(),
+        ended in proptest::prelude::any::<bool>(),
+    ) {
+        let session = RawSession::start("gdb-huge-packet-fuzz");
+        let mut gdb = session.connect();
+        send_packet(&mut gdb, "?");
+        proptest::prop_assert!(read_packet(&mut gdb).starts_with('T'));
+        let mut huge = vec![b'$', command];
+        // '#' would end the packet early: a short, valid-length packet
+        let fill = if fill == b'#' { b'0' } else { fill };
+        huge.extend(std::iter::repeat_n(fill, len));
+        if ended {
+            huge.extend_from_slice(b"#00");
+        }
+        let _ = gdb.write_all(&huge);
+        drop(gdb);
+        let stderr = session.finishes_unchanged();
+        proptest::prop_assert!(stderr.contains("the run goes on without the debugger"), "{}", stderr);
+    }
+}
+
 /// issue 30, N23: a client that connects and sends nothing held the guest
 /// until it disconnected; after 5 s of silence the run goes on without it.
 #[test]

@@ -326,6 +326,12 @@ pub fn run(mut args: Args) -> Result<i32> {
             }
         }
     }
+    if args.gdb.is_none() {
+        // an output that is a FIFO no process reads gives up at the
+        // time-out (with gdb the time-out leaves out the debugger's time)
+        let deadline = args.timeout.map(|t| std::time::Instant::now() + t);
+        arpsim::output::set_wait_deadline(deadline);
+    }
     let finished = match session::execute(&spec, prepared) {
         Ok(f) => f,
         Err(e @ MachineError::Setup { .. }) | Err(e @ MachineError::UnknownCpu { .. }) => {

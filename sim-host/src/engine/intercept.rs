@@ -9,6 +9,7 @@ use super::plugin_guest::with_machine_guest;
 use super::pricing::price_at_zero;
 use super::registers::{read_regs32, regs};
 use super::state::{stop_with, Uc};
+use super::stop::stop_for_deadline_or_signal;
 use super::thread_calls::{intercept_thread_call, THREAD_CALLS};
 use crate::host::arp_host::{CallArgs, EntryPoint, ENTRY_POINTS};
 use crate::host::semihost::GuestMemory;
@@ -67,8 +68,19 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     st.clock.prev_fallthrough = ret & !1;
     st.clock.prev_taken_extra = 0;
     st.clock.prev_branch = 0;
+    let mut stopped = false;
     let failure = match result {
         Ok(_) => None,
+        // a playback load or a FIFO's open given up for a signal or the
+        // time-out: the run stops as for that (issue 30, N09)
+        Err(f) if is_stop(&f.error) => {
+            stopped = true;
+            st.arp.cut_short = Some(match f.error {
+                arpsim::ArpError::Stopped(why) => why,
+                e => e.to_string(),
+            });
+            None
+        }
         Err(f) if f.fatal => Some(f.error.to_string()),
         Err(f) => {
             let at = st.image.describe(call_site);
@@ -87,6 +99,18 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     if let Some(message) = failure {
         let at = uc.get_data().image.describe(call_site);
         stop_with(uc, Stop::Arp(format!("{at}: {message}")));
+    } else if stopped {
+        stop_for_deadline_or_signal(uc);
+    }
+}
+
+/// Whether an ARP call failed only because a stop signal or the time-out
+/// cut a wait short.
+fn is_stop(error: &arpsim::ArpError) -> bool {
+    match error {
+        arpsim::ArpError::Stopped(_) => true,
+        arpsim::ArpError::Io { source, .. } => source.kind() == std::io::ErrorKind::Interrupted,
+        _ => false,
     }
 }
 

@@ -191,7 +191,10 @@ pub(super) fn new_state(
         },
         trail: BranchTrail::default(),
         io: guest_io(image, target, options)?,
-        arp: ArpHost::new(options.arp.clone()),
+        arp: ArpHost::new(options.arp.clone()).stopped_by(
+            options.interrupt.clone(),
+            options.timeout.map(|t| Instant::now() + t),
+        ),
         threads: new_threads(image, target, options),
         end: Ending::default(),
         debug: DebugMarks::default(),

@@ -24,6 +24,9 @@ use arpsim::playback::PlaybackIndex;
 use arpsim::types::{FileFormat, Mode, Sid, Tid};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// An ARP entry point of the guest, by its symbol name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -427,6 +430,13 @@ pub struct ArpHost {
     events: Vec<SectionEvent>,
     /// Events not kept because of the `trace_events` limit.
     pub events_dropped: u64,
+    /// The stop request and the `--timeout` deadline a long playback load
+    /// looks at (issue 30, N09).
+    interrupt: Option<Arc<AtomicI32>>,
+    deadline: Option<Instant>,
+    /// Why a call gave up for a stop signal or the time-out (a FIFO no
+    /// process reads): what `conclude` says instead of the engine's state.
+    pub cut_short: Option<String>,
 }
 
 impl ArpHost {
@@ -443,7 +453,22 @@ impl ArpHost {
             warnings: Default::default(),
             events: Vec::new(),
             events_dropped: 0,
+            interrupt: None,
+            deadline: None,
+            cut_short: None,
         }
+    }
+
+    /// Makes a playback load give up when `interrupt` holds a signal or
+    /// `deadline` passes.
+    pub fn stopped_by(
+        mut self,
+        interrupt: Option<Arc<AtomicI32>>,
+        deadline: Option<Instant>,
+    ) -> Self {
+        self.interrupt = interrupt;
+        self.deadline = deadline;
+        self
     }
 
     fn record_event(&mut self, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
@@ -571,7 +596,29 @@ impl ArpHost {
                 error: ArpError::Invalid("playback mode needs a recording: --playback FILE".into()),
                 fatal: true,
             })?;
-            let index = PlaybackIndex::load(&path)?;
+            let (interrupt, deadline) = (self.interrupt.clone(), self.deadline);
+            let index = PlaybackIndex::load_until(&path, &mut || {
+                let signal = interrupt.as_ref().map_or(0, |f| f.load(Ordering::Relaxed));
+                if signal > 0 {
+                    Some(format!("signal {signal} while loading {}", path.display()))
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Some(format!(
+                        "the time-out passed while loading {}",
+                        path.display()
+                    ))
+                } else {
+                    None
+                }
+            });
+            let index = match index {
+                Err(ArpError::Stopped(why)) => {
+                    // said in the report: how far the load came
+                    self.warnings
+                        .push(format!("playback: the load was cut short: {why}"));
+                    return Err(ArpError::Stopped(why).into());
+                }
+                other => other?,
+            };
             self.engine.start_playback(max_tid, max_sid, index)?;
         } else {
             self.engine.start(max_tid, max_sid, mode)?;
@@ -679,6 +726,12 @@ impl ArpHost {
     /// and did not finish (a partial file when the run was cut short or
     /// sections are still open). Returns what `arp_finish` returned.
     pub fn conclude(&mut self, complete_run: bool) -> Option<Result<&FinishSummary, ArpError>> {
+        // a playback run writes no data.arp: its cut-short load is the stop
+        if self.options.playback.is_none() {
+            if let Some(why) = self.cut_short.take() {
+                return Some(Err(ArpError::Stopped(why)));
+            }
+        }
         if !self.started {
             return None;
         }

@@ -95,6 +95,8 @@ pub fn install() -> std::io::Result<StopRequest> {
         .name("stop-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
+                // a wait for a FIFO's reader gives up, so the run can stop
+                arpsim::output::cancel_waits();
                 if let Some(first) = seen.request(signal) {
                     arpsim::output::remove_temporaries();
                     std::process::exit(crate::model::exit::for_signal(first));
