@@ -65,9 +65,7 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
     if !preempts(uc, number) {
         // masked for now (PRIMASK, BASEPRI, an active handler): look again
         // at every block until it is taken
-        let st = uc.get_data_mut();
-        st.limits.next_event = now;
-        st.limits.limit = now;
+        uc.get_data_mut().limits.look_every_block(now);
         return false;
     }
     if uc.get_data().threads.sched.threads.len() > 1 {

@@ -20,7 +20,7 @@ use super::peripherals;
 use super::state::{stop_with, TimerState, Uc};
 use super::stop::fault_at;
 use crate::host::mtimer::{MachineTimer, TimerRegister};
-use crate::model::target::{Arch, Target};
+use crate::model::target::Target;
 use unicorn_engine::RegisterRISCV;
 
 /// Unicorn maps whole pages.
@@ -39,26 +39,18 @@ pub(super) const TRAP_ENTRY_CYCLES: u64 = 3;
 
 /// The timer of a RISC-V board that has one.
 pub(super) fn state(target: &Target) -> Option<Box<TimerState>> {
-    let timer = target.system.machine_timer.as_ref()?;
-    (target.arch == Arch::Riscv).then(|| {
-        Box::new(TimerState {
-            device: MachineTimer::new(target.clock_hz, timer.tick_hz),
-            base: timer.base,
-            trap: None,
-        })
-    })
-}
-
-/// The page that holds the timer's registers, for `peripherals` to skip.
-pub(super) fn page(target: &Target) -> Option<u64> {
-    let timer = target.system.machine_timer.as_ref()?;
-    (target.arch == Arch::Riscv).then_some(timer.page())
+    let timer = target.machine_timer()?;
+    Some(Box::new(TimerState {
+        device: MachineTimer::new(target.clock_hz, timer.tick_hz),
+        base: timer.base,
+        trap: None,
+    }))
 }
 
 /// Maps the timer's page: its registers answered here, the rest of the
 /// page as the peripheral it lies in.
 pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
-    let Some(page) = page(&emu.get_data().target) else {
+    let Some(page) = emu.get_data().target.machine_timer().map(|t| t.page()) else {
         return Ok(());
     };
     let read = move |uc: &mut Uc<'_>, offset: u64, size: usize| -> u64 {
@@ -90,9 +82,7 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
         Some(value) => {
             timer.device.write(register, value, now);
             // a moved compare or count: look at the next block boundary
-            st.limits.next_event = 0;
-            st.limits.limit = 0;
-            st.debug.limit = 0;
+            st.look_at_next_boundary();
             0
         }
     }
@@ -135,8 +125,7 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
     if let Some((return_to, fallthrough, taken_extra)) = timer.trap {
         if mstatus & MSTATUS_MIE == 0 {
             // the handler runs: look again at its next block
-            st.limits.next_event = now;
-            st.limits.limit = now;
+            st.limits.look_every_block(now);
             return false;
         }
         timer.trap = None;
@@ -155,9 +144,7 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
     let enabled = uc.reg_read(RegisterRISCV::MIE).unwrap_or(0) & MIE_MTIE != 0;
     if mstatus & MSTATUS_MIE == 0 || !enabled {
         // masked: look at every block until it is taken
-        let st = uc.get_data_mut();
-        st.limits.next_event = now;
-        st.limits.limit = now;
+        uc.get_data_mut().limits.look_every_block(now);
         return false;
     }
     enter(uc, addr, mstatus);

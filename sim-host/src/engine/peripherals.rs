@@ -50,10 +50,7 @@ pub(super) fn map_ignored(emu: &mut Uc<'static>, target: &Target) -> Result<(), 
 /// regions and the PPB, merged where they touch.
 fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
     // RISC-V's machine timer answers its page (`machine_timer`)
-    let timer = target.system.machine_timer.as_ref();
-    let timer_page = timer
-        .filter(|_| target.arch == Arch::Riscv)
-        .map(|t| t.page());
+    let timer_page = target.machine_timer().map(|t| t.page());
     let taken = |page: u64| {
         target
             .regions

@@ -82,10 +82,6 @@ fn apply(uc: &mut Uc<'_>, effects: Effects) {
         return stop_with(uc, Stop::SystemReset);
     }
     if effects.check_exceptions || effects.timers_changed {
-        let st = uc.get_data_mut();
-        st.limits.next_event = 0;
-        st.limits.limit = 0;
-        // inside a block resumed after a debugger stop: look there too
-        st.debug.limit = 0;
+        uc.get_data_mut().look_at_next_boundary();
     }
 }

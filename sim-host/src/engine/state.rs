@@ -190,6 +190,13 @@ pub(super) struct Limits {
 }
 
 impl Limits {
+    /// Something is pending but cannot be taken yet (masked, or a handler
+    /// still runs): the block hook looks again at every block.
+    pub(super) fn look_every_block(&mut self, now: u64) {
+        self.next_event = now;
+        self.limit = now;
+    }
+
     /// Where the block hook next leaves its fast path: the slice's end, or
     /// the next poll (from `cycles`) when there is something to poll.
     pub(super) fn next(&self, cycles: u64) -> u64 {
@@ -285,6 +292,15 @@ pub(super) struct DebugMarks {
 }
 
 impl State {
+    /// A device write moved a timer or pended an exception: the block hook
+    /// looks at the next block boundary, also inside a block a debugger
+    /// resumed in.
+    pub(super) fn look_at_next_boundary(&mut self) {
+        self.limits.next_event = 0;
+        self.limits.limit = 0;
+        self.debug.limit = 0;
+    }
+
     /// The section table's rows so far, call sites named.
     pub(crate) fn section_traces(&self) -> Vec<TraceStats> {
         let image = &self.image;

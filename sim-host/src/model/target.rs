@@ -790,6 +790,15 @@ impl Target {
     }
 
     /// The region holding `[addr, addr+len)`, if one does.
+    /// The board's RISC-V machine timer (a Cortex-M target's `[system]`
+    /// never has one in effect).
+    pub fn machine_timer(&self) -> Option<&MachineTimer> {
+        self.system
+            .machine_timer
+            .as_ref()
+            .filter(|_| self.arch == Arch::Riscv)
+    }
+
     pub fn region_of(&self, addr: u64, len: u64) -> Option<&Region> {
         self.regions.iter().find(|r| r.contains(addr, len))
     }
