@@ -8,31 +8,14 @@
 //! peripheral and register); `--peripherals ignore` reads 0, drops writes,
 //! counts both in the report and names a status register polled forever.
 
-use e2e_tests::{guest, scratch, sim_host_bin};
-use std::path::Path;
+use e2e_tests::{guest, repo_root, scratch, sim_host_bin};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const UART_SVD: &str = r#"<?xml version="1.0" encoding="utf-8"?>
-<device schemaVersion="1.3">
-  <name>MPS2</name>
-  <version>1.0</version>
-  <description>the CMSDK APB UART0 of an MPS2 board</description>
-  <addressUnitBits>8</addressUnitBits>
-  <width>32</width>
-  <size>32</size>
-  <peripherals>
-    <peripheral>
-      <name>UART0</name>
-      <baseAddress>0x40004000</baseAddress>
-      <addressBlock><offset>0</offset><size>0x1000</size><usage>registers</usage></addressBlock>
-      <registers>
-        <register><name>DATA</name><addressOffset>0x0</addressOffset></register>
-        <register><name>STATE</name><addressOffset>0x4</addressOffset></register>
-        <register><name>CTRL</name><addressOffset>0x8</addressOffset></register>
-      </registers>
-    </peripheral>
-  </peripherals>
-</device>"#;
+/// The MPS2 UART0 description the README's example uses.
+fn uart_svd() -> PathBuf {
+    repo_root().join("guest-shim/examples/board/mps2.svd")
+}
 
 fn sim_host(target: &str, args: &[&str], mode: &str) -> Output {
     Command::new(sim_host_bin())
@@ -82,9 +65,7 @@ fn a_peripheral_access_faults_naming_the_range() {
 
 #[test]
 fn an_svd_file_names_peripheral_and_register() {
-    let dir = scratch("peripherals-svd");
-    let svd = dir.join("mps2.svd");
-    std::fs::write(&svd, UART_SVD).unwrap();
+    let svd = uart_svd();
     let args = ["-q", "--svd", svd.to_str().unwrap()];
     let (code, _, err) = text(&sim_host("cortex-m3", &args, "setup"));
     assert_eq!(code, Some(120), "{err}");
@@ -198,7 +179,8 @@ fn write_bare_target(path: &Path) {
 fn a_broken_svd_file_is_named() {
     let dir = scratch("peripherals-bad-svd");
     let svd = dir.join("broken.svd");
-    std::fs::write(&svd, UART_SVD.replace("0x40004000", "zz")).unwrap();
+    let valid = std::fs::read_to_string(uart_svd()).unwrap();
+    std::fs::write(&svd, valid.replace("0x40004000", "zz")).unwrap();
     let (code, _, err) = text(&sim_host(
         "cortex-m3",
         &["--svd", svd.to_str().unwrap()],
