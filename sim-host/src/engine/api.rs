@@ -52,6 +52,8 @@ pub trait ExecutionObserver {
     /// Guest thread `thread` (0 = main) runs next, from cycle `clock` of
     /// its own clock; the blocks that follow are its.
     fn thread(&mut self, _thread: u32, _clock: u64) {}
+    /// Guest thread `thread` ended and never runs again: forget its state.
+    fn thread_ended(&mut self, _thread: u32) {}
     /// A Cortex-M exception was entered or returned from: the blocks that
     /// follow an entry are its handler's (called like a function from the
     /// code it interrupted, the entry latency in the handler's first

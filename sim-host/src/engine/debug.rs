@@ -444,8 +444,7 @@ impl DebugGuest {
         let st = self.emu.get_data();
         st.threads
             .sched
-            .threads
-            .get(thread as usize)
+            .get(thread)
             .is_some_and(|t| t.state != threads::State::Done)
     }
 
@@ -454,8 +453,9 @@ impl DebugGuest {
         let st = self.emu.get_data();
         st.threads
             .sched
-            .threads
-            .iter()
+            .alive()
+            .into_iter()
+            .map(|id| st.threads.sched.thread(id))
             .filter(|t| t.state != threads::State::Done)
             .map(|t| DebugThread {
                 id: t.id,
@@ -518,12 +518,7 @@ impl DebugGuest {
     /// thread that never ran or a slot it does not have.
     fn set_saved(&mut self, thread: ThreadId, values: &[(usize, u64)]) -> bool {
         let st = self.emu.get_data_mut();
-        let Some(ctx) = st
-            .threads
-            .contexts
-            .get_mut(thread as usize)
-            .and_then(Option::as_mut)
-        else {
+        let Some(ctx) = st.threads.contexts.get_mut(&thread) else {
             return false;
         };
         if values.iter().any(|(i, _)| *i >= ctx.len()) {
@@ -541,15 +536,10 @@ impl DebugGuest {
     /// thread's, which it inherits).
     fn saved_context(&self, thread: ThreadId) -> Option<Vec<u64>> {
         let st = self.emu.get_data();
-        if let Some(ctx) = st
-            .threads
-            .contexts
-            .get(thread as usize)
-            .and_then(Option::as_ref)
-        {
+        if let Some(ctx) = st.threads.contexts.get(&thread) {
             return Some(ctx.clone());
         }
-        let start = st.threads.sched.threads.get(thread as usize)?.start?;
+        let start = st.threads.sched.get(thread)?.start?;
         let mut ids = thread_registers(st.arch);
         ids.extend(fpu_thread_registers(&st.target));
         let mut ctx: Vec<u64> = ids

@@ -68,7 +68,7 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
         uc.get_data_mut().limits.look_every_block(now);
         return false;
     }
-    if uc.get_data().threads.sched.threads.len() > 1 {
+    if uc.get_data().threads.sched.threads_created() > 0 {
         let stop = fault(
             uc,
             "an exception became pending while simthread threads exist: exceptions \

@@ -73,6 +73,7 @@ pub(super) fn run_threads(
             }
         };
         end_slice(emu, next, clock, waiting, core);
+        retire_if_ended(emu, next, options);
         if emu.get_data().debug.reset {
             break;
         }
@@ -183,6 +184,18 @@ pub(super) fn end_slice(
     st.threads.sched.add_busy(next, core, busy);
 }
 
+/// A thread that ended in its slice is forgotten, by the scheduler and the
+/// observers (its end clock stays until it is joined).
+fn retire_if_ended(emu: &mut Uc<'static>, id: ThreadId, options: &RunOptions) {
+    let sched = &mut emu.get_data_mut().threads.sched;
+    if sched.get(id).is_some_and(|t| t.state == ThreadState::Done) {
+        sched.retire(id);
+        for o in &options.observers {
+            o.borrow_mut().thread_ended(id);
+        }
+    }
+}
+
 /// Makes `next` the running thread: saves the running thread's registers
 /// and restores `next`'s.
 pub(super) fn switch_thread(
@@ -196,38 +209,23 @@ pub(super) fn switch_thread(
     }
     // an ended thread's registers are never needed again (kept, they
     // would grow with every thread ever made)
-    if emu.get_data().threads.sched.thread(current).state == ThreadState::Done {
-        if let Some(slot) = emu
-            .get_data_mut()
-            .threads
-            .contexts
-            .get_mut(current as usize)
-        {
-            *slot = None;
-        }
+    let ended =
+        (emu.get_data().threads.sched.get(current)).is_none_or(|t| t.state == ThreadState::Done);
+    if ended {
+        emu.get_data_mut().threads.contexts.remove(&current);
     } else {
         let ctx = thread_regs
             .iter()
             .map(|reg| emu.reg_read(*reg))
             .collect::<Result<Vec<u64>, _>>();
         let ctx = uc("save registers", ctx)?;
-        let contexts = &mut emu.get_data_mut().threads.contexts;
-        if contexts.len() <= current as usize {
-            contexts.resize_with(current as usize + 1, || None);
-        }
-        contexts[current as usize] = Some(ctx);
+        emu.get_data_mut().threads.contexts.insert(current, ctx);
     }
     // A thread that never ran starts from the registers of the one that
     // ran last, which it shares the program's global state with (RISC-V gp
     // and tp, the M-profile control registers); its own SP, PC, return
     // address and argument are set by the caller.
-    if let Some(ctx) = emu
-        .get_data_mut()
-        .threads
-        .contexts
-        .get_mut(next as usize)
-        .and_then(Option::take)
-    {
+    if let Some(ctx) = emu.get_data_mut().threads.contexts.remove(&next) {
         for (reg, value) in thread_regs.iter().zip(&ctx) {
             uc("restore registers", emu.reg_write(*reg, *value))?;
         }

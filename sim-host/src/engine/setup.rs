@@ -278,7 +278,7 @@ fn new_threads(image: &GuestImage, target: &Target, options: &RunOptions) -> Thr
             THREAD_QUANTUM,
         ),
         current: 0,
-        contexts: Vec::new(),
+        contexts: Default::default(),
         // The heap ends where the main stack's reserve begins (picolibc's
         // script only PROVIDEs __heap_end, so compute it); it starts after .bss.
         next_stack_top: heap_end(image) & !(PAGE_SIZE - 1),

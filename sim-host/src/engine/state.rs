@@ -255,7 +255,7 @@ pub(super) struct Threads {
     pub(super) current: ThreadId,
     /// The registers of threads not running (`thread_registers` then
     /// `fpu_thread_registers` order), by thread; `None` for the running thread and threads never run.
-    pub(super) contexts: Vec<Option<Vec<u64>>>,
+    pub(super) contexts: rustc_hash::FxHashMap<ThreadId, Vec<u64>>,
     /// Thread stacks are carved downwards from here (the top of the heap).
     pub(super) next_stack_top: u64,
     pub(super) stack_floor: u64,

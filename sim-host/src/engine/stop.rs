@@ -139,7 +139,7 @@ pub(super) fn outcome(
     let st = emu.get_data_mut();
     let mut stop = st.end.stop.clone().expect("set above");
     if let Stop::Fault(f) = &mut stop {
-        if st.threads.sched.threads.len() > 1 {
+        if st.threads.sched.threads_created() > 0 {
             f.location = format!("{} in thread {}", f.location, st.threads.current);
         }
     }
@@ -203,7 +203,7 @@ pub(super) fn outcome(
         arp_error,
         warnings,
         cores: st.threads.sched.core_report(),
-        threads_created: st.threads.sched.threads.len() - 1,
+        threads_created: st.threads.sched.threads_created(),
         peripheral_accesses: st.peripherals.accesses(),
         playback,
         section_events: st.arp.take_events(),

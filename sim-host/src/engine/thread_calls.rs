@@ -5,7 +5,7 @@ use super::memory::{add_fault_hook, writable};
 use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::fault;
-use crate::host::threads::{self, ThreadId};
+use crate::host::threads;
 use crate::image::elf::GuestImage;
 use unicorn_engine::unicorn_const::Prot;
 
@@ -52,7 +52,7 @@ pub(super) fn heap_end(image: &GuestImage) -> u64 {
 /// A stack for a new thread: an ended thread's, else a new one with a
 /// guard page below it, carved from the top of the heap.
 pub(super) fn allocate_stack(uc: &mut Uc<'_>) -> Option<u64> {
-    let id = uc.get_data().threads.sched.threads.len() as ThreadId;
+    let id = uc.get_data().threads.sched.next_id();
     if let Some(top) = uc.get_data_mut().threads.free_stacks.pop() {
         let st = uc.get_data_mut();
         st.threads.stacks.insert(id, top);

@@ -68,6 +68,9 @@ pub struct Thread {
     pub prev_last_insn: u64,
     /// The cores it has run on (for `Core::threads`, without searching it).
     ran_on: Vec<usize>,
+    /// A thread has joined it or waits to: its end clock need not outlive
+    /// it.
+    joined: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -82,9 +85,15 @@ pub struct Core {
     pub busy_cycles: u64,
     /// Cycles it had nothing to run, up to the parallel end time.
     pub waiting_cycles: u64,
-    /// The threads that ran on it, in order of first run.
+    /// The first [`CORE_THREADS_LISTED`] threads that ran on it, in order
+    /// of first run (all of them would grow with every thread ever made).
     pub threads: Vec<ThreadId>,
+    /// How many threads ran on it.
+    pub threads_run: u64,
 }
+
+/// How many thread ids a core's report lists (`Core::threads`).
+pub const CORE_THREADS_LISTED: usize = 64;
 
 /// What a blocking call does for the calling thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +110,8 @@ pub enum ThreadError {
     NoSuchThread(ThreadId),
     #[error("simthread_join({0}): a thread cannot join itself")]
     JoinSelf(ThreadId),
+    #[error("simthread_join({0}): the thread was already joined")]
+    AlreadyJoined(ThreadId),
     #[error("simthread_mutex_unlock({mutex:#010x}) by thread {thread}, which does not hold it")]
     NotOwner { mutex: u32, thread: ThreadId },
     #[error("simthread_barrier_wait({0:#010x}): the barrier was not initialised")]
@@ -121,14 +132,22 @@ struct Barrier {
     arrived: Vec<ThreadId>,
 }
 
-/// Every thread ever created stays in `threads` (its id is its index, and
-/// a join of an ended thread needs its end time), but each decision looks
-/// only at the threads that have not ended (`live`; issue 30, N24: every
-/// decision once went through all threads ever created, so creating and
-/// joining threads one after another took quadratic time).
+/// The scheduler holds what live threads need: memory and time grow with
+/// the threads that have not ended, never with every thread ever created
+/// (issue 30, N24: every decision once went through all threads ever
+/// created, and each kept its record). An ended thread's record goes when
+/// the machine retires it after its last slice; what outlives it is its
+/// end clock until it is joined (as a POSIX thread's exit status does).
 #[derive(Debug)]
 pub struct Scheduler {
-    pub threads: Vec<Thread>,
+    /// Threads that have not been retired, by id.
+    threads: rustc_hash::FxHashMap<ThreadId, Thread>,
+    /// The id the next thread gets.
+    next_id: ThreadId,
+    /// Retired threads nobody has joined yet: their end clocks.
+    unjoined: rustc_hash::FxHashMap<ThreadId, u64>,
+    /// The latest end clock of a retired thread.
+    latest_retired: u64,
     pub cores: Vec<Core>,
     /// The threads that have not ended, by id.
     live: BTreeSet<ThreadId>,
@@ -144,7 +163,10 @@ impl Scheduler {
     /// A scheduler with `cores` cores and the main thread (id 0) on core 0.
     pub fn new(cores: usize, quantum: u64) -> Scheduler {
         let mut s = Scheduler {
-            threads: Vec::new(),
+            threads: Default::default(),
+            next_id: 1,
+            unjoined: Default::default(),
+            latest_retired: 0,
             cores: vec![Core::default(); cores.max(1)],
             live: BTreeSet::from([0]),
             visited: Cell::new(0),
@@ -152,18 +174,59 @@ impl Scheduler {
             barriers: HashMap::new(),
             quantum: quantum.max(1),
         };
-        s.threads.push(Thread::new(0, 0, None));
-        s.threads[0].state = State::Blocked(Wait::Core);
+        let mut main = Thread::new(0, 0, None);
+        main.state = State::Blocked(Wait::Core);
+        s.threads.insert(0, main);
         s.acquire(0);
         s
     }
 
+    /// A thread that has not been retired.
     pub fn thread(&self, id: ThreadId) -> &Thread {
-        &self.threads[id as usize]
+        self.t(id)
     }
 
     pub fn thread_mut(&mut self, id: ThreadId) -> &mut Thread {
-        &mut self.threads[id as usize]
+        self.t_mut(id)
+    }
+
+    /// Thread `id`, unless it was retired (or never made).
+    pub fn get(&self, id: ThreadId) -> Option<&Thread> {
+        self.threads.get(&id)
+    }
+
+    fn t(&self, id: ThreadId) -> &Thread {
+        &self.threads[&id]
+    }
+
+    fn t_mut(&mut self, id: ThreadId) -> &mut Thread {
+        self.threads
+            .get_mut(&id)
+            .expect("the scheduler names only threads it holds")
+    }
+
+    /// The id the next thread created gets.
+    pub fn next_id(&self) -> ThreadId {
+        self.next_id
+    }
+
+    /// How many threads were created (the main thread is not).
+    pub fn threads_created(&self) -> usize {
+        self.next_id as usize - 1
+    }
+
+    /// Forgets ended thread `id` after its last slice; only its end clock
+    /// stays, until a join.
+    pub fn retire(&mut self, id: ThreadId) {
+        let Some(t) = self.threads.get(&id).filter(|t| t.state == State::Done) else {
+            return;
+        };
+        let (end, joined) = (t.clock, t.joined);
+        self.threads.remove(&id);
+        self.latest_retired = self.latest_retired.max(end);
+        if !joined {
+            self.unjoined.insert(id, end);
+        }
     }
 
     /// Gives thread `id` (waiting for a core) the free core released
@@ -177,18 +240,22 @@ impl Scheduler {
             .min_by_key(|(i, c)| (c.free_at, *i))
             .map(|(i, _)| i);
         let Some(core) = free else {
-            self.threads[id as usize].state = State::Blocked(Wait::Core);
+            self.t_mut(id).state = State::Blocked(Wait::Core);
             return;
         };
         let c = &mut self.cores[core];
         c.thread = Some(id);
         let free_at = c.free_at;
-        let t = &mut self.threads[id as usize];
+        let t = self.t_mut(id);
         if !t.ran_on.contains(&core) {
             t.ran_on.push(core);
-            self.cores[core].threads.push(id);
+            let c = &mut self.cores[core];
+            c.threads_run += 1;
+            if c.threads.len() < CORE_THREADS_LISTED {
+                c.threads.push(id);
+            }
         }
-        let t = &mut self.threads[id as usize];
+        let t = self.t_mut(id);
         if free_at > t.clock {
             t.waiting += free_at - t.clock;
             t.clock = free_at;
@@ -200,12 +267,13 @@ impl Scheduler {
     /// Thread `id` stops running (blocks or ends): its core goes to the
     /// thread that has waited for one longest (lowest clock, then id).
     fn release(&mut self, id: ThreadId) {
-        let Some(core) = self.threads[id as usize].core.take() else {
+        let Some(core) = self.t_mut(id).core.take() else {
             return;
         };
+        let clock = self.t(id).clock;
         let c = &mut self.cores[core];
         c.thread = None;
-        c.free_at = c.free_at.max(self.threads[id as usize].clock);
+        c.free_at = c.free_at.max(clock);
         let next = self
             .live_threads()
             .filter(|t| t.state == State::Blocked(Wait::Core))
@@ -220,19 +288,19 @@ impl Scheduler {
     fn live_threads(&self) -> impl Iterator<Item = &Thread> {
         self.live.iter().map(|&id| {
             self.visited.set(self.visited.get() + 1);
-            &self.threads[id as usize]
+            self.t(id)
         })
     }
 
     fn block(&mut self, id: ThreadId, wait: Wait) {
-        self.threads[id as usize].state = State::Blocked(wait);
+        self.t_mut(id).state = State::Blocked(wait);
         self.release(id);
     }
 
     /// Cycles thread `id` ran on `core` (the core it held when its slice
     /// began: it may have released it since).
     pub fn add_busy(&mut self, id: ThreadId, core: Option<usize>, cycles: u64) {
-        self.threads[id as usize].busy += cycles;
+        self.t_mut(id).busy += cycles;
         if let Some(core) = core {
             self.cores[core].busy_cycles += cycles;
         }
@@ -240,10 +308,11 @@ impl Scheduler {
 
     /// A new thread created at `clock`.
     pub fn create(&mut self, clock: u64, start: Start) -> ThreadId {
-        let id = self.threads.len() as ThreadId;
+        let id = self.next_id;
+        self.next_id += 1;
         let mut t = Thread::new(id, clock, Some(start));
         t.state = State::Blocked(Wait::Core);
-        self.threads.push(t);
+        self.threads.insert(id, t);
         self.live.insert(id);
         self.acquire(id);
         id
@@ -252,7 +321,7 @@ impl Scheduler {
     /// The thread's clock moves on to `at` (if later: time spent waiting)
     /// and it runs again once it has a core.
     fn wake(&mut self, id: ThreadId, at: u64, ret: u32) {
-        let t = &mut self.threads[id as usize];
+        let t = self.t_mut(id);
         if at > t.clock {
             t.waiting += at - t.clock;
             t.clock = at;
@@ -266,26 +335,33 @@ impl Scheduler {
         if target == id {
             return Err(ThreadError::JoinSelf(id));
         }
-        let Some(t) = self.threads.get(target as usize) else {
-            return Err(ThreadError::NoSuchThread(target));
-        };
-        if t.state == State::Done {
-            let end = t.clock;
-            let me = &mut self.threads[id as usize];
-            if end > me.clock {
-                me.waiting += end - me.clock;
-                me.clock = end;
+        let end = match self.threads.get_mut(&target) {
+            Some(t) => {
+                t.joined = true;
+                if t.state != State::Done {
+                    self.block(id, Wait::Join(target));
+                    return Ok(Outcome::Block);
+                }
+                t.clock
             }
-            return Ok(Outcome::Continue(0));
+            None => match self.unjoined.remove(&target) {
+                Some(end) => end,
+                None if target < self.next_id => return Err(ThreadError::AlreadyJoined(target)),
+                None => return Err(ThreadError::NoSuchThread(target)),
+            },
+        };
+        let me = self.t_mut(id);
+        if end > me.clock {
+            me.waiting += end - me.clock;
+            me.clock = end;
         }
-        self.block(id, Wait::Join(target));
-        Ok(Outcome::Block)
+        Ok(Outcome::Continue(0))
     }
 
     /// Thread `id` returned from its function.
     pub fn exit(&mut self, id: ThreadId) {
-        let end = self.threads[id as usize].clock;
-        self.threads[id as usize].state = State::Done;
+        let end = self.t_mut(id).clock;
+        self.t_mut(id).state = State::Done;
         self.live.remove(&id);
         self.release(id);
         let joiners: Vec<ThreadId> = self
@@ -314,7 +390,7 @@ impl Scheduler {
     }
 
     pub fn unlock(&mut self, id: ThreadId, mutex: u32) -> Result<(), ThreadError> {
-        let now = self.threads[id as usize].clock;
+        let now = self.t_mut(id).clock;
         let m = self.mutexes.entry(mutex).or_default();
         if m.owner != Some(id) {
             return Err(ThreadError::NotOwner { mutex, thread: id });
@@ -353,15 +429,11 @@ impl Scheduler {
             return Ok(Outcome::Block);
         }
         let arrived = std::mem::take(&mut b.arrived);
-        let release = arrived
-            .iter()
-            .map(|t| self.threads[*t as usize].clock)
-            .max()
-            .unwrap_or(0);
+        let release = arrived.iter().map(|t| self.t(*t).clock).max().unwrap_or(0);
         for t in arrived.iter().filter(|t| **t != id) {
             self.wake(*t, release, 0);
         }
-        let me = &mut self.threads[id as usize];
+        let me = self.t_mut(id);
         if release > me.clock {
             me.waiting += release - me.clock;
             me.clock = release;
@@ -421,7 +493,8 @@ impl Scheduler {
 
     /// The latest clock of any thread: the parallel time.
     pub fn latest_clock(&self) -> u64 {
-        self.threads.iter().map(|t| t.clock).max().unwrap_or(0)
+        let live = self.threads.values().map(|t| t.clock).max().unwrap_or(0);
+        live.max(self.latest_retired)
     }
 
     /// Per core: busy cycles, and waiting (idle) cycles up to the
@@ -454,6 +527,7 @@ impl Thread {
             prev_branch: 0,
             prev_last_insn: 0,
             ran_on: Vec::new(),
+            joined: false,
         }
     }
 }
@@ -468,6 +542,63 @@ mod tests {
             argument: 0,
             stack_top: 0x2000,
         }
+    }
+
+    /// Creates thread after thread, each ending and being retired by the
+    /// machine before main joins it: the scheduler then holds main alone.
+    fn churn(s: &mut Scheduler, n: u32) {
+        for k in 0..n {
+            let t = s.create(u64::from(k) * 10, start());
+            s.thread_mut(0).clock = u64::from(k) * 10 + 1;
+            s.thread_mut(t).clock = u64::from(k) * 10 + 7;
+            s.exit(t);
+            s.retire(t);
+            assert_eq!(s.join(0, t), Ok(Outcome::Continue(0)));
+        }
+    }
+
+    #[test]
+    fn memory_follows_the_live_threads_not_every_thread_made() {
+        // issue 30, N24: every thread made once kept its record, its id in
+        // its cores' lists and (in the machine) a register-context slot
+        let mut s = Scheduler::new(2, 100);
+        churn(&mut s, 10_000);
+        assert_eq!(s.threads.len(), 1, "only main is held");
+        assert!(s.unjoined.is_empty(), "every end clock was joined");
+        assert_eq!(s.threads_created(), 10_000);
+        let listed: usize = s.cores.iter().map(|c| c.threads.len()).sum();
+        let run: u64 = s.cores.iter().map(|c| c.threads_run).sum();
+        assert!(listed <= 2 * CORE_THREADS_LISTED, "{listed} ids listed");
+        // main on core 0, each worker once on the core it got
+        assert_eq!(run, 10_001);
+        // the parallel time still holds the last retired thread's end
+        assert_eq!(s.latest_clock(), 99_997);
+    }
+
+    #[test]
+    fn a_retired_thread_is_joined_once_from_its_end_clock() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        s.thread_mut(t1).clock = 700;
+        s.exit(t1);
+        s.retire(t1);
+        assert!(s.get(t1).is_none(), "its record is gone");
+        assert_eq!(s.join(0, t1), Ok(Outcome::Continue(0)));
+        assert_eq!((s.thread(0).clock, s.thread(0).waiting), (700, 700));
+        assert_eq!(s.join(0, t1), Err(ThreadError::AlreadyJoined(t1)));
+        assert_eq!(s.join(0, 9), Err(ThreadError::NoSuchThread(9)));
+    }
+
+    #[test]
+    fn a_thread_joined_while_it_ran_leaves_no_end_clock() {
+        let mut s = Scheduler::new(2, 100);
+        let t1 = s.create(0, start());
+        assert_eq!(s.join(0, t1), Ok(Outcome::Block));
+        s.thread_mut(t1).clock = 40;
+        s.exit(t1);
+        s.retire(t1);
+        assert!(s.unjoined.is_empty());
+        assert_eq!(s.thread(0).clock, 40);
     }
 
     #[test]

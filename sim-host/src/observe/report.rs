@@ -2,11 +2,11 @@
 //! as text for people and as JSON for tools.
 //!
 //! The JSON document is versioned (`schema_version`); fields are only ever
-//! added, so readers of an older version keep working. Schema (version 2):
+//! added, so readers of an older version keep working. Schema (version 3):
 //!
 //! ```text
 //! {
-//!   "schema_version": 2,
+//!   "schema_version": 3,
 //!   "elf": string, "target": string, "clock_hz": integer,
 //!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error"
 //!                       |"internal_error"|"unsupported"|"system_reset"|"unpriced",
@@ -24,7 +24,8 @@
 //!   "warnings": [string],
 //!   "unpriced"?: [ { "mnemonic": string, "class": string, "executions": integer } ],
 //!   "threads_created": integer,
-//!   "cores": [ { "busy_cycles": integer, "waiting_cycles": integer, "threads": [integer] } ],
+//!   "cores": [ { "busy_cycles": integer, "waiting_cycles": integer, "threads": [integer],
+//!                "threads_run": integer } ],
 //!   "playback": null | { "recorded": integer, "played_once": integer, "missing": integer,
 //!                        "duplicated": integer, "unexpected": integer, "exact": bool,
 //!                        "findings": [string] },
@@ -38,6 +39,12 @@
 //! Version 2 added `sections[].names`: each section's name, as
 //! `observe::section_names` gives it (its `ato_kernel*` / `ato_profile*`
 //! label, else `function (file:line)` of its enter call).
+//!
+//! Version 3 lists at most the first 64 threads of a core in
+//! `cores[].threads` (in order of first run) and counts them all in
+//! `cores[].threads_run`: the whole list grew with every thread a run ever
+//! made (issue 30, N24). A reader of version 2 sees the same list for up
+//! to 64 threads per core.
 
 use crate::engine::{PeripheralAccesses, RunOutcome, Stop};
 use crate::host::arp_host::TraceStats;
@@ -46,7 +53,7 @@ use crate::image::elf::GuestImage;
 use serde::Serialize;
 use std::fmt::Write as _;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -261,10 +268,18 @@ impl Report {
                 self.totals.cycles
             );
             for (i, c) in self.cores.iter().enumerate() {
+                let more = c.threads_run.saturating_sub(c.threads.len() as u64);
                 let _ = writeln!(
                     out,
-                    "  core {i}: busy {:>12} cycles, waiting {:>12} cycles, threads {:?}",
-                    c.busy_cycles, c.waiting_cycles, c.threads
+                    "  core {i}: busy {:>12} cycles, waiting {:>12} cycles, threads {:?}{}",
+                    c.busy_cycles,
+                    c.waiting_cycles,
+                    c.threads,
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }
