@@ -168,14 +168,27 @@ struct Interrupted {
     prev: Option<BlockInfo>,
 }
 
+/// Adds the inclusive costs of `t`'s open frames, closed at its current
+/// costs, to `calls`.
+fn close_frames(calls: &mut BTreeMap<(usize, usize), CallCost>, t: &ThreadState) {
+    for f in t.stack.iter() {
+        calls
+            .entry((f.caller, f.function))
+            .or_default()
+            .inclusive
+            .add(t.charged.since(f.entered));
+    }
+}
+
 /// Collects a callgrind profile while the guest runs.
 pub struct CallgrindCollector {
     image: GuestImage,
     decoder: Decoder,
     link_reg: u8,
     blocks: AddrMap<BlockInfo>,
-    /// Indexed by guest thread id (small, dense).
-    threads: Vec<ThreadState>,
+    /// The live guest threads' states, by id (an ended thread's goes, its
+    /// open frames closed: issue 30, N24).
+    threads: rustc_hash::FxHashMap<u32, ThreadState>,
     current: u32,
     /// Self cost per slot: functions, `functions.len()` = outside
     /// symbols, then one per section (see [`CallgrindCollector::sections`]).
@@ -212,7 +225,7 @@ impl CallgrindCollector {
             image: image.clone(),
             decoder,
             blocks: AddrMap::default(),
-            threads: Vec::new(),
+            threads: Default::default(),
             current: 0,
             calls: BTreeMap::new(),
             call_sites: BTreeMap::new(),
@@ -229,11 +242,7 @@ impl CallgrindCollector {
     }
 
     fn thread_mut(&mut self, thread: u32) -> &mut ThreadState {
-        let i = thread as usize;
-        if i >= self.threads.len() {
-            self.threads.resize_with(i + 1, ThreadState::default);
-        }
-        &mut self.threads[i]
+        self.threads.entry(thread).or_default()
     }
 
     /// Totals charged so far.
@@ -509,14 +518,8 @@ impl CallgrindCollector {
     /// costs (writing does not end the run).
     fn calls_closed_now(&self) -> BTreeMap<(usize, usize), CallCost> {
         let mut calls = self.calls.clone();
-        for t in &self.threads {
-            for f in t.stack.iter() {
-                calls
-                    .entry((f.caller, f.function))
-                    .or_default()
-                    .inclusive
-                    .add(t.charged.since(f.entered));
-            }
+        for t in self.threads.values() {
+            close_frames(&mut calls, t);
         }
         calls
     }
@@ -594,14 +597,14 @@ impl CallgrindCollector {
     /// `arp_enter*` stub opens its section's frame; the return from an
     /// `arp_leave*` stub closes the innermost open section.
     fn returned(&mut self, thread: u32, i: usize, addr: u64, info: BlockInfo) {
-        let t = &mut self.threads[thread as usize];
+        let t = self.thread_mut(thread);
         let now = t.charged;
         let closed: Vec<Frame> = t.stack.split_off(i);
         let stub = self.stubs.get(closed[0].function).copied();
         for f in closed.into_iter().rev() {
             self.close(f, now);
         }
-        let top = self.threads[thread as usize].stack.last().copied();
+        let top = self.thread_mut(thread).stack.last().copied();
         match (stub, top) {
             (_, None) => self.open(thread, info.function, NO_FUNCTION, 0),
             (Some(Stub::Enter), Some(top)) => {
@@ -610,10 +613,10 @@ impl CallgrindCollector {
                 self.call_sites.entry((top.function, slot)).or_insert(addr);
             }
             (Some(Stub::Leave), Some(top)) if self.section_of(top.function).is_some() => {
-                let t = &mut self.threads[thread as usize];
+                let t = self.thread_mut(thread);
                 let section = t.stack.pop().expect("top exists");
                 self.close(section, now);
-                if self.threads[thread as usize].stack.is_empty() {
+                if self.thread_mut(thread).stack.is_empty() {
                     self.open(thread, info.function, NO_FUNCTION, 0);
                 }
             }
@@ -639,6 +642,14 @@ impl ExecutionObserver for CallgrindCollector {
 
     fn thread(&mut self, thread: u32, clock: u64) {
         self.switch_thread(thread, clock);
+    }
+
+    /// Its frames still open are closed now, as at the end of the run:
+    /// its costs do not change any more.
+    fn thread_ended(&mut self, thread: u32) {
+        if let Some(t) = self.threads.remove(&thread) {
+            close_frames(&mut self.calls, &t);
+        }
     }
 
     fn block(&mut self, addr: u64, instructions: u32, _cycles_before: u64, cycles_after: u64) {
@@ -670,7 +681,7 @@ impl ExecutionObserver for CallgrindCollector {
             }
             (Some(p), Some(top)) if p.transfers => {
                 let in_section = self.section_of(top.function).is_some();
-                let t = &mut self.threads[thread as usize];
+                let t = self.threads.entry(thread).or_default();
                 if let Some(i) = t.stack.returning_to(addr) {
                     self.returned(thread, i, addr, info);
                 } else if p.jumps
@@ -723,7 +734,7 @@ impl ExecutionObserver for CallgrindCollector {
 impl CallgrindCollector {
     /// Charges a block's cost to its thread, function and line.
     fn charge(&mut self, thread: u32, addr: u64, info: BlockInfo, cost: Cost) {
-        let t = &mut self.threads[thread as usize];
+        let t = self.thread_mut(thread);
         t.charged.add(cost);
         let top = t.stack.last().map(|f| f.function);
         // code run while a section of its function is open is the section's
