@@ -40,7 +40,9 @@ typedef struct {
 /* Starts fn(arg) in a new thread; its handle is stored in *thread.
  * Returns 0, or -1 when no more threads can be created. */
 int simthread_create(simthread_t *thread, void (*fn)(void *), void *arg);
-/* Waits until the thread has returned from its function. Returns 0. */
+/* Waits until the thread has returned from its function. Returns 0. A
+ * thread is joined once, as a POSIX thread is: sim-host stops the run with
+ * a fault at a second join of it, or at a join of a thread never made. */
 int simthread_join(simthread_t thread);
 /* The calling thread's handle (0 for main). */
 simthread_t simthread_self(void);
