@@ -236,6 +236,20 @@ pub struct RunOutcome {
     pub image: Rc<GuestImage>,
     /// The peripheral accesses `--peripherals ignore` answered.
     pub peripheral_accesses: Vec<PeripheralAccesses>,
+    /// What the flash accelerator did, when the target has one.
+    pub flash: Option<FlashReport>,
+}
+
+/// The flash accelerator's counts in a run (`model::memsys`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FlashReport {
+    pub region: String,
+    /// FLASH_ACR at the end of the run.
+    pub control: u32,
+    /// The wait states the target's table requires at its clock.
+    pub required_wait_states: u32,
+    #[serde(flatten)]
+    pub stats: crate::model::memsys::FlashStats,
 }
 
 /// The accesses to one peripheral read as 0 (`--peripherals ignore`).

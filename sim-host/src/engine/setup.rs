@@ -221,6 +221,7 @@ pub(super) fn new_state(
             .predictor
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
+        flash: super::flash::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -324,6 +325,7 @@ pub(super) fn create_engine(
     map_memory(&mut emu, target)?;
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
+    super::flash::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
