@@ -67,6 +67,18 @@ pub(super) struct FlashModel {
     pub(super) blocks: HashMap<u32, Box<[(u32, u32)]>>,
 }
 
+impl FlashModel {
+    /// Its counts so far.
+    pub(super) fn report(&self) -> super::api::FlashReport {
+        super::api::FlashReport {
+            region: self.spec.region.clone(),
+            control: self.state.acr(),
+            required_wait_states: self.spec.required_wait_states,
+            stats: self.state.stats,
+        }
+    }
+}
+
 /// The machine timer and the trap it raised, if the handler still runs.
 #[derive(Debug)]
 pub(super) struct TimerState {

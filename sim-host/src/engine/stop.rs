@@ -205,12 +205,7 @@ pub(super) fn outcome(
         cores: st.threads.sched.core_report(),
         threads_created: st.threads.sched.threads.len() - 1,
         peripheral_accesses: st.peripherals.accesses(),
-        flash: st.flash.as_ref().map(|f| super::api::FlashReport {
-            region: f.spec.region.clone(),
-            control: f.state.acr(),
-            required_wait_states: f.spec.required_wait_states,
-            stats: f.state.stats,
-        }),
+        flash: st.flash.as_ref().map(|f| f.report()),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

@@ -305,33 +305,8 @@ impl Report {
         out
     }
 
-    /// The flash accelerator's stalls, hits and misses (whole run).
     fn flash_text(&self) -> String {
-        let mut out = String::new();
-        let Some(f) = &self.flash else {
-            return out;
-        };
-        let s = &f.stats;
-        let _ = writeln!(
-            out,
-            "flash `{}` (FLASH_ACR {:#06x} at exit): fetch stalls {} cycles, data stalls {} cycles",
-            f.region, f.control, s.fetch_stall, s.data_stall
-        );
-        let _ = writeln!(
-            out,
-            "  instruction lines: {} cache hits, {} prefetched, {} read on a miss; data lines: {} cache hits, {} read",
-            s.icache_hits, s.prefetched, s.icache_misses, s.dcache_hits, s.dcache_misses
-        );
-        if s.blocks_below_required_latency > 0 {
-            let _ = writeln!(
-                out,
-                "warning: {} blocks ran from the flash with FLASH_ACR.LATENCY below the {} wait states \
-                 the target requires at its clock: the silicon would misread them; the counts \
-                 charge the LATENCY set",
-                s.blocks_below_required_latency, f.required_wait_states
-            );
-        }
-        out
+        self.flash.as_ref().map_or_else(String::new, flash_text)
     }
 
     /// The accesses `--peripherals ignore` answered, per peripheral.
@@ -530,4 +505,31 @@ pub fn recorded_total(stats: &[arpsim::tools::TraceStats]) -> (Vec<Vec<u16>>, u6
         .map(|s| s.total as u64)
         .sum();
     (outermost.iter().map(|t| t.path.clone()).collect(), total)
+}
+
+/// The flash accelerator's stalls, hits and misses (the report's, and
+/// GDB's `monitor cache`).
+pub fn flash_text(f: &crate::engine::FlashReport) -> String {
+    let mut out = String::new();
+    let s = &f.stats;
+    let _ = writeln!(
+        out,
+        "flash `{}` (FLASH_ACR {:#06x} last written): fetch stalls {} cycles, data stalls {} cycles",
+        f.region, f.control, s.fetch_stall, s.data_stall
+    );
+    let _ = writeln!(
+        out,
+        "  instruction lines: {} cache hits, {} prefetched, {} read on a miss; data lines: {} cache hits, {} read",
+        s.icache_hits, s.prefetched, s.icache_misses, s.dcache_hits, s.dcache_misses
+    );
+    if s.blocks_below_required_latency > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {} blocks ran from the flash with FLASH_ACR.LATENCY below the {} wait states \
+             the target requires at its clock: the silicon would misread them; the counts \
+             charge the LATENCY set",
+            s.blocks_below_required_latency, f.required_wait_states
+        );
+    }
+    out
 }
