@@ -91,3 +91,59 @@ fn flash_accelerator_reruns_are_identical() {
     assert_eq!(a.samples, b.samples);
     assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
 }
+
+/// Callgrind gets the stalls as two more events: the file's summary is the
+/// report's totals, and lines65's own FetchStall is its hand-derived
+/// count.
+#[test]
+fn callgrind_has_the_flash_stalls_as_events() {
+    let dir = e2e_tests::scratch("flash-callgrind");
+    let elf = e2e_tests::guest("stm32f407", "flash");
+    let out = std::process::Command::new(e2e_tests::sim_host_bin())
+        .current_dir(&*dir)
+        .args([
+            "run",
+            "-q",
+            "--target",
+            "stm32f407",
+            "--callgrind",
+            "cg.out",
+        ])
+        .args(["--report-json", "r.json"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cg = std::fs::read_to_string(dir.join("cg.out")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert!(
+        cg.lines()
+            .any(|l| l == "events: Cycles Instructions FetchStall DataStall"),
+        "{cg}"
+    );
+    let summary = format!(
+        "summary: {} {} {} {}",
+        report["totals"]["cycles"],
+        report["totals"]["instructions"],
+        report["flash"]["fetch_stall"],
+        report["flash"]["data_stall"]
+    );
+    assert!(cg.lines().any(|l| l == summary), "{summary}\n{cg}");
+    // lines65 runs four times (kernels 15..18: 100, 200, 100, 200
+    // iterations), with LATENCY 5 and ICEN or no cache: 65 lines missed
+    // per iteration (tests above), 300 x 2 x 65 x 5. Per call, the block
+    // that acr_set returns to reads the function's first line again (5),
+    // and the alignment NOPs before the loop head (.p2align 5) read the
+    // next line (5 more) when the function starts in the first half of a
+    // 32-byte block; its last line (POP) runs after FLASH_ACR = 0: free.
+    let t = target::builtin("stm32f407").unwrap();
+    let image = sim_host::image::elf::GuestImage::load(&elf, &t).unwrap();
+    let start = image.function("lines65").unwrap().addr;
+    let prologue_lines = if start % 32 == 0 { 2 } else { 1 };
+    let expected = 300 * 2 * 65 * 5 + 4 * 5 * prologue_lines;
+    let mut own = cg.lines().skip_while(|l| !l.ends_with(" lines65"));
+    let line = own.nth(1).unwrap();
+    let fetch: u64 = line.split(' ').nth(3).unwrap().parse().unwrap();
+    assert_eq!(fetch, expected, "{line}");
+}

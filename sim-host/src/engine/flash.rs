@@ -27,6 +27,7 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
         state: FlashState::new(&spec),
         spec,
         blocks: std::collections::HashMap::new(),
+        observed: (0, 0),
     }))
 }
 

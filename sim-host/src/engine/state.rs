@@ -65,6 +65,8 @@ pub(super) struct FlashModel {
     /// Per block start: its flash lines in order, each with the cycles
     /// its instructions take.
     pub(super) blocks: HashMap<u32, Box<[(u32, u32)]>>,
+    /// The fetch and data stalls observers have been told of.
+    pub(super) observed: (u64, u64),
 }
 
 impl FlashModel {
