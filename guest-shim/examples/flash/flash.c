@@ -19,7 +19,7 @@
 #define DCEN (1u << 10)
 
 typedef void loop_fn(uint32_t acr, uint32_t iterations);
-extern loop_fn straight, lines64, lines65, flash_data;
+extern loop_fn straight, lines64, lines65, flash_data, sram_data, ccm_data;
 
 struct kernel {
     loop_fn *run;
@@ -39,6 +39,8 @@ static const struct kernel kernels[] = {
     {lines65, 5},
     {flash_data, 5 | ICEN},
     {flash_data, 5 | ICEN | DCEN},
+    {sram_data, 5 | ICEN},
+    {ccm_data, 5 | ICEN},
 };
 
 #define KERNELS (sizeof kernels / sizeof kernels[0])

@@ -87,6 +87,30 @@ loop_function flash_data
     bne     1b
     loop_return
 
+/* the same four loads from the SRAM (a .bss table) and from the CCM data
+ * RAM (0x10000000): no wait states, no flash access */
+    .macro ram_loop name, lower, upper
+loop_function \name
+    movw    r7, \lower
+    movt    r7, \upper
+    .p2align 4
+1:  ldr     r4, [r7]
+    ldr     r5, [r7, #16]
+    ldr     r6, [r7, #32]
+    ldr     r0, [r7, #48]
+    subs    r3, r3, #1
+    bne     1b
+    loop_return
+    .endm
+
+ram_loop sram_data, #:lower16:ram_table, #:upper16:ram_table
+ram_loop ccm_data, #0, #0x1000
+
+    .bss
+    .p2align 4
+ram_table:
+    .space 64
+
     .section .rodata
     .p2align 4
 table:
