@@ -225,6 +225,43 @@ fn gdb_debugs_an_rv32imac_guest_without_changing_its_measurements() {
     debug_filter_and_compare("rv32imac");
 }
 
+/// `monitor cache` on the STM32F407: the flash accelerator's counts at a
+/// breakpoint inside the flash example (after the straight-line kernels
+/// ran with 5 wait states), and the same measurements as without gdb.
+#[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
+fn gdb_monitor_cache_shows_the_flash_accelerator() {
+    require_tool("gdb-multiarch");
+    let commands = [
+        "break lines64",
+        "continue",
+        "monitor cache",
+        "delete",
+        "continue",
+    ];
+    let (gdb, report) = debug_and_compare_with_report("stm32f407", "flash", &[], &commands);
+    assert!(gdb.contains("Breakpoint 1, "), "{gdb}");
+    let line = gdb
+        .lines()
+        .find(|l| l.starts_with("flash `flash` (FLASH_ACR 0x"))
+        .unwrap_or_else(|| panic!("{gdb}"));
+    // stopped in lines64's first call: the straight-line kernels before
+    // it ran with LATENCY 5, so there were fetch stalls, fewer than the
+    // whole run's
+    let stalls: u64 = line
+        .split("fetch stalls ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(stalls > 0, "{line}");
+    let total = report["flash"]["fetch_stall"].as_u64().unwrap();
+    assert!(stalls < total, "{stalls} at the breakpoint, {total} in all");
+}
+
 /// Breakpoints hit by four threads on four cores, steps, and a step over
 /// an intercepted call that blocks its thread (`simthread_join`): the
 /// threads interleave as without the debugger.

@@ -186,7 +186,12 @@ fn suite_command() {
 fn the_mcu_table_suite_runs_every_example_on_every_core() {
     guest("cortex-m4f", "dsp");
     let manifest = Manifest::load(&repo_root().join("suites/mcu.toml")).unwrap();
-    let cores = sim_host::model::target::builtin_names();
+    // the table compares cores on zero-wait memory: a board preset with a
+    // flash accelerator (stm32f407, issue 27) is not one of its columns
+    let cores: Vec<String> = sim_host::model::target::builtin_names()
+        .into_iter()
+        .filter(|n| sim_host::model::target::builtin(n).unwrap().flash.is_none())
+        .collect();
     assert_eq!(cores.len(), 9);
     assert_eq!(manifest.entries.len(), 4 * 9 - 1);
     let report = suite::run(&manifest, 2, &Default::default(), &|_, _, _| {});

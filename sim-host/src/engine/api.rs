@@ -43,6 +43,11 @@ pub trait ExecutionObserver {
     /// the core's cycle count goes from `cycles_before` to `cycles_after`
     /// (including a taken-branch penalty for entering it).
     fn block(&mut self, addr: u64, instructions: u32, cycles_before: u64, cycles_after: u64);
+    /// On a target with a flash accelerator, before each block: the stall
+    /// cycles of instruction fetches and data reads charged since the
+    /// previous block (among the cycles `block` is told of; a data read's
+    /// stall is charged while its block runs, so it comes with the next).
+    fn stalls(&mut self, _fetch: u64, _data: u64) {}
     /// A load or store by the instruction at `pc` (only if `wants_memory`).
     fn memory(&mut self, _pc: u64, _addr: u64, _size: usize, _write: bool) {}
     /// Whether to observe loads and stores (slow: a hook per access).
@@ -238,6 +243,20 @@ pub struct RunOutcome {
     pub image: Rc<GuestImage>,
     /// The peripheral accesses `--peripherals ignore` answered.
     pub peripheral_accesses: Vec<PeripheralAccesses>,
+    /// What the flash accelerator did, when the target has one.
+    pub flash: Option<FlashReport>,
+}
+
+/// The flash accelerator's counts in a run (`model::memsys`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FlashReport {
+    pub region: String,
+    /// FLASH_ACR at the end of the run.
+    pub control: u32,
+    /// The wait states the target's table requires at its clock.
+    pub required_wait_states: u32,
+    #[serde(flatten)]
+    pub stats: crate::model::memsys::FlashStats,
 }
 
 /// The accesses to one peripheral read as 0 (`--peripherals ignore`).

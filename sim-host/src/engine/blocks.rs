@@ -20,6 +20,9 @@ pub(super) struct Price {
     /// Its last instruction for the branch predictor (a
     /// `predictor::BranchKind`; 0 without a predictor).
     pub(super) branch: u8,
+    /// The block runs from a flash with an accelerator (`flash`): its
+    /// fetch stalls are charged on a cold path.
+    pub(super) memory: bool,
 }
 
 /// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot

@@ -610,6 +610,11 @@ impl DebugGuest {
     }
 
     /// The running thread's simulated cycles and the run's instructions.
+    /// The flash accelerator's counts so far, when the target has one.
+    pub fn flash(&self) -> Option<super::api::FlashReport> {
+        self.emu.get_data().flash.as_ref().map(|f| f.report())
+    }
+
     pub fn counters(&self) -> (u64, u64) {
         let st = self.emu.get_data();
         (st.clock.cycles, st.clock.instructions)

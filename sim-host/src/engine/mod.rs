@@ -31,6 +31,7 @@ mod charge;
 mod csr;
 mod debug;
 mod exceptions;
+mod flash;
 mod intercept;
 mod interrupts;
 mod machine_timer;
@@ -50,8 +51,8 @@ mod stop;
 mod thread_calls;
 
 pub use api::{
-    Counting, ExceptionEvent, ExecutionObserver, Fault, MachineError, Observer, PeripheralAccesses,
-    RunOutcome, Stop, UnpricedCount, UnpricedStop,
+    Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, MachineError, Observer,
+    PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::{PeripheralOptions, RunOptions};

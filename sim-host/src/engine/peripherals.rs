@@ -51,6 +51,8 @@ pub(super) fn map_ignored(emu: &mut Uc<'static>, target: &Target) -> Result<(), 
 fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
     // RISC-V's machine timer answers its page (`machine_timer`)
     let timer_page = target.machine_timer().map(|t| t.page());
+    // the flash accelerator answers FLASH_ACR's page (`flash`)
+    let flash_page = target.flash.as_ref().map(|f| f.control & !(PAGE - 1));
     let taken = |page: u64| {
         target
             .regions
@@ -58,6 +60,7 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
             .any(|r| page < r.end() && r.start < page + PAGE)
             || (target.arch == Arch::Arm && ARM_PPB.contains(&page))
             || timer_page == Some(page)
+            || flash_page == Some(page)
     };
     let mut pages: Vec<u64> = map
         .peripherals

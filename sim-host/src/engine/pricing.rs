@@ -5,8 +5,9 @@ use super::api::{Stop, UnpricedStop};
 use super::blocks::Price;
 use super::state::{stop_with, Uc};
 use crate::image::elf::GuestImage;
-use crate::model::cycles::{self, DynamicSite, Unpriced};
+use crate::model::cycles::{self, DynamicSite, Insn, Unpriced};
 use crate::model::decode::Decoder;
+use crate::model::memsys::FlashSpec;
 use crate::model::target::{InsnClass, Target};
 
 pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
@@ -25,6 +26,7 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     if !cost.unpriced.is_empty() {
         unpriced_block(uc, addr, &code, &cost.unpriced);
     }
+    let memory = note_flash_block(uc, addr, &insns);
     Price {
         cycles: cost.cycles,
         instructions: cost.instructions,
@@ -36,7 +38,53 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         intercept: 0,
         unpriced: !cost.unpriced.is_empty(),
         branch: cost.branch as u8,
+        memory,
     }
+}
+
+/// When a block is priced: whether it runs from the accelerated flash,
+/// and if so its lines are kept for `flash::fetch`.
+pub(super) fn note_flash_block(uc: &mut Uc<'_>, addr: u64, insns: &[Insn]) -> bool {
+    let st = uc.get_data_mut();
+    let Some(flash) = st.flash.as_mut() else {
+        return false;
+    };
+    if !flash.spec.contains(addr) || insns.is_empty() {
+        return false;
+    }
+    let lines = block_lines(&st.target, &flash.spec, insns);
+    flash.blocks.insert(addr as u32, lines.into_boxed_slice());
+    true
+}
+
+/// The flash lines of a block's instructions in order, each with what its
+/// instructions cost priced alone as a block (the rules inside a block,
+/// `cycles::price_block`, applied to each line's run of instructions; no
+/// wait states). An instruction is in the line of its first byte; one
+/// that straddles two lines also touches the second.
+fn block_lines(target: &Target, spec: &FlashSpec, insns: &[Insn]) -> Vec<(u32, u32)> {
+    let mut lines: Vec<(u32, u32)> = Vec::new();
+    let mut from = 0;
+    while from < insns.len() {
+        let line = spec.line(insns[from].addr);
+        let to = insns[from..]
+            .iter()
+            .position(|i| spec.line(i.addr) != line)
+            .map_or(insns.len(), |n| from + n);
+        let run = &insns[from..to];
+        lines.push((line, cycles::price_block(target, run, 0).cycles));
+        let last = run.last().expect("non-empty run");
+        let end_line = spec.line(last.addr + u64::from(last.size) - 1);
+        if end_line != line
+            && insns
+                .get(to)
+                .is_none_or(|next| spec.line(next.addr) != end_line)
+        {
+            lines.push((end_line, 0));
+        }
+        from = to;
+    }
+    lines
 }
 
 /// The running core's counters at the start of the instruction at `pc`

@@ -221,6 +221,7 @@ pub(super) fn new_state(
             .predictor
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
+        flash: super::flash::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -324,6 +325,7 @@ pub(super) fn create_engine(
     map_memory(&mut emu, target)?;
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
+    super::flash::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
@@ -540,8 +542,18 @@ pub(super) fn install_observers(
                 let (before, after) = (st.clock.observed, st.clock.cycles);
                 st.clock.observed = after;
                 let instructions = price.map_or(0, |p| p.instructions);
+                let stalls = st.flash.as_mut().map(|f| {
+                    let s = f.state.stats;
+                    let (fetch, data) = f.observed;
+                    f.observed = (s.fetch_stall, s.data_stall);
+                    (s.fetch_stall - fetch, s.data_stall - data)
+                });
                 for o in &all {
-                    o.borrow_mut().block(addr, instructions, before, after);
+                    let mut o = o.borrow_mut();
+                    if let Some((fetch, data)) = stalls {
+                        o.stalls(fetch, data);
+                    }
+                    o.block(addr, instructions, before, after);
                 }
             }),
         )?;

@@ -51,7 +51,34 @@ pub(super) struct State {
     pub(super) machine_timer: Option<Box<TimerState>>,
     /// The core's branch predictor, when its target file models one.
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
+    /// The flash accelerator, when the target file describes one.
+    pub(super) flash: Option<Box<FlashModel>>,
     pub(super) unpriced: UnpricedLog,
+}
+
+/// The accelerator of a run: its description, state, and the lines of
+/// every block priced in its flash.
+#[derive(Debug)]
+pub(super) struct FlashModel {
+    pub(super) spec: crate::model::memsys::FlashSpec,
+    pub(super) state: crate::model::memsys::FlashState,
+    /// Per block start: its flash lines in order, each with the cycles
+    /// its instructions take.
+    pub(super) blocks: HashMap<u32, Box<[(u32, u32)]>>,
+    /// The fetch and data stalls observers have been told of.
+    pub(super) observed: (u64, u64),
+}
+
+impl FlashModel {
+    /// Its counts so far.
+    pub(super) fn report(&self) -> super::api::FlashReport {
+        super::api::FlashReport {
+            region: self.spec.region.clone(),
+            control: self.state.acr(),
+            required_wait_states: self.spec.required_wait_states,
+            stats: self.state.stats,
+        }
+    }
 }
 
 /// The machine timer and the trap it raised, if the handler still runs.

@@ -205,6 +205,7 @@ pub(super) fn outcome(
         cores: st.threads.sched.core_report(),
         threads_created: st.threads.sched.threads_created(),
         peripheral_accesses: st.peripherals.accesses(),
+        flash: st.flash.as_ref().map(|f| f.report()),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

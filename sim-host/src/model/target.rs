@@ -551,6 +551,9 @@ pub struct Target {
     pub predictor: Option<PredictorSpec>,
     /// What code the core runs: checked against an ELF's build attributes.
     pub isa: crate::model::isa::Isa,
+    /// The flash accelerator in front of a flash region (`[flash]`), if
+    /// the file describes one (`model::memsys`).
+    pub flash: Option<crate::model::memsys::FlashSpec>,
     /// The file it was loaded from.
     pub file: PathBuf,
 }
@@ -574,6 +577,8 @@ struct TargetFile {
     cycles: CycleTableFile,
     #[serde(default)]
     system: SystemFile,
+    #[serde(default)]
+    flash: Option<crate::model::memsys::FlashFile>,
 }
 
 fn one() -> u32 {
@@ -736,6 +741,19 @@ impl Target {
             ));
         }
         let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
+        let flash = match raw.flash {
+            None => None,
+            Some(f) => {
+                let named: Vec<(String, u64, u64)> = regions
+                    .iter()
+                    .map(|r| (r.name.clone(), r.start, r.end()))
+                    .collect();
+                Some(
+                    crate::model::memsys::validate(f, &named, raw.clock_hz)
+                        .map_err(|(f, m)| invalid(&f, m))?,
+                )
+            }
+        };
         let system = raw
             .system
             .validate(&raw.cpu)
@@ -771,6 +789,7 @@ impl Target {
             issue,
             predictor,
             isa,
+            flash,
             file: file.to_owned(),
         })
     }
@@ -1382,6 +1401,44 @@ system = { cycles = 1, cite = "t" }
         let text = MINIMAL.replace("taken = 1,", "taken = 20000,");
         let err = parse(&text).unwrap_err().to_string();
         assert!(err.contains(".taken"), "{err}");
+    }
+
+    #[test]
+    fn the_stm32f407_flash_accelerator_is_read_and_checked() {
+        let t = builtin("stm32f407").unwrap();
+        let f = t.flash.as_ref().unwrap();
+        // RM0090 Table 10: 150 < HCLK <= 168 MHz at 2.7-3.6 V: 5 wait states
+        assert_eq!(f.required_wait_states, 5);
+        assert_eq!((f.line_bytes, f.icache_lines, f.dcache_lines), (16, 64, 8));
+        assert_eq!((f.control, f.reset, f.start), (0x4002_3C00, 0, 0x0800_0000));
+        // every target without `[flash]` has none: priced as before
+        for name in builtin_names().iter().filter(|n| *n != "stm32f407") {
+            assert!(builtin(name).unwrap().flash.is_none(), "{name}");
+        }
+        let text = catalog::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == "stm32f407")
+            .unwrap()
+            .1;
+        for (from, to, field) in [
+            ("region = \"flash\"", "region = \"nowhere\"", "flash.region"),
+            (", [168_000_000, 5]]", "]", "flash.wait_states.table"),
+            (
+                "value = 0x40023C00",
+                "value = 0x08000000",
+                "flash.control.value",
+            ),
+            ("value = 16,", "value = 12,", "flash.line_bytes.value"),
+            ("value = 64,", "value = 4096,", "flash.icache_lines.value"),
+            ("kind = \"stm32f4-art\"", "kind = \"art\"", "flash.kind"),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text, "{from}");
+            let err = Target::parse(&bad, Path::new("f4.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("f4.toml") && err.contains(field), "{err}");
+        }
     }
 
     #[test]

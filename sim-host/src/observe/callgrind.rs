@@ -58,22 +58,42 @@ pub enum CallgrindError {
     Decode(#[from] crate::model::decode::DecodeError),
 }
 
-/// Cycles and instructions.
+/// Cycles and instructions; on a target with a flash accelerator, the
+/// stall cycles of instruction fetches and data reads among the cycles.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cost {
     pub cycles: u64,
     pub instructions: u64,
+    pub fetch_stall: u64,
+    pub data_stall: u64,
 }
 
 impl Cost {
     fn add(&mut self, other: Cost) {
         self.cycles += other.cycles;
         self.instructions += other.instructions;
+        self.fetch_stall += other.fetch_stall;
+        self.data_stall += other.data_stall;
     }
     fn since(self, earlier: Cost) -> Cost {
         Cost {
             cycles: self.cycles.saturating_sub(earlier.cycles),
             instructions: self.instructions.saturating_sub(earlier.instructions),
+            fetch_stall: self.fetch_stall.saturating_sub(earlier.fetch_stall),
+            data_stall: self.data_stall.saturating_sub(earlier.data_stall),
+        }
+    }
+
+    /// The event columns of a cost line: two, or four with the flash
+    /// accelerator's stalls.
+    fn columns(&self, stalls: bool) -> String {
+        if stalls {
+            format!(
+                "{} {} {} {}",
+                self.cycles, self.instructions, self.fetch_stall, self.data_stall
+            )
+        } else {
+            format!("{} {}", self.cycles, self.instructions)
         }
     }
 }
@@ -208,6 +228,11 @@ pub struct CallgrindCollector {
     /// the source annotation.
     block_costs: rustc_hash::FxHashMap<(u64, usize), Cost>,
     total: Cost,
+    /// The flash accelerator's stalls since the last block (the engine
+    /// reports them only on targets with one: then `stalls` is set and
+    /// the file has the FetchStall and DataStall events).
+    pending_stalls: (u64, u64),
+    stalls: bool,
 }
 
 impl CallgrindCollector {
@@ -231,6 +256,8 @@ impl CallgrindCollector {
             call_sites: BTreeMap::new(),
             block_costs: Default::default(),
             total: Cost::default(),
+            pending_stalls: (0, 0),
+            stalls: false,
         })
     }
 
@@ -452,12 +479,12 @@ impl CallgrindCollector {
         writeln!(w, "creator: sim-host {}", env!("CARGO_PKG_VERSION"))?;
         writeln!(w, "cmd: {elf}")?;
         writeln!(w, "positions: line")?;
-        writeln!(w, "events: Cycles Instructions")?;
-        writeln!(
-            w,
-            "summary: {} {}",
-            self.total.cycles, self.total.instructions
-        )?;
+        if self.stalls {
+            writeln!(w, "events: Cycles Instructions FetchStall DataStall")?;
+        } else {
+            writeln!(w, "events: Cycles Instructions")?;
+        }
+        writeln!(w, "summary: {}", self.total.columns(self.stalls))?;
         writeln!(w)?;
         writeln!(w, "ob=(1) {elf}")?;
         let mut names = Names::default();
@@ -481,7 +508,7 @@ impl CallgrindCollector {
                 if *file != home {
                     names.write(w, "fi", file, Kind::File)?;
                 }
-                writeln!(w, "{line} {} {}", cost.cycles, cost.instructions)?;
+                writeln!(w, "{line} {}", cost.columns(self.stalls))?;
                 if *file != home {
                     names.write(w, "fe", &home, Kind::File)?;
                 }
@@ -499,11 +526,7 @@ impl CallgrindCollector {
                 )?;
                 names.write(w, "cfn", &self.name_in(edge.1, &sections), Kind::Function)?;
                 writeln!(w, "calls={} 0", c.count)?;
-                writeln!(
-                    w,
-                    "{site} {} {}",
-                    c.inclusive.cycles, c.inclusive.instructions
-                )?;
+                writeln!(w, "{site} {}", c.inclusive.columns(self.stalls))?;
             }
         }
         writeln!(w)?;
@@ -626,6 +649,12 @@ impl CallgrindCollector {
 }
 
 impl ExecutionObserver for CallgrindCollector {
+    fn stalls(&mut self, fetch: u64, data: u64) {
+        self.stalls = true;
+        self.pending_stalls.0 += fetch;
+        self.pending_stalls.1 += data;
+    }
+
     /// Costs start again; the analysed blocks stay.
     fn reset(&mut self) {
         self.threads.clear();
@@ -655,6 +684,7 @@ impl ExecutionObserver for CallgrindCollector {
     fn block(&mut self, addr: u64, instructions: u32, _cycles_before: u64, cycles_after: u64) {
         let addr = addr & !1;
         let info = self.info(addr, instructions);
+        let (fetch_stall, data_stall) = std::mem::take(&mut self.pending_stalls);
         let thread = self.current;
         let t = self.thread_mut(thread);
         // The thread's own clock, not `cycles_before`: the machine's
@@ -662,6 +692,8 @@ impl ExecutionObserver for CallgrindCollector {
         let cost = Cost {
             cycles: cycles_after.saturating_sub(t.clock),
             instructions: u64::from(instructions),
+            fetch_stall,
+            data_stall,
         };
         t.clock = cycles_after;
         let prev = t.prev.replace(info);
@@ -757,16 +789,19 @@ mod tests {
         let a = Cost {
             cycles: 5,
             instructions: 2,
+            ..Cost::default()
         };
         let b = Cost {
             cycles: 7,
             instructions: 1,
+            ..Cost::default()
         };
         assert_eq!(
             a.since(b),
             Cost {
                 cycles: 0,
-                instructions: 1
+                instructions: 1,
+                ..Cost::default()
             }
         );
     }

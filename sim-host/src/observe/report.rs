@@ -32,7 +32,11 @@
 //!   "prediction": null | { "parallel_cycles": integer, "sequential_cycles": integer|null,
 //!                          "parallel_section_cycles": integer|null, "speedup": number|null,
 //!                          "measured_cycles": integer|null, "difference_percent": number|null },
-//!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer } ]
+//!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer } ],
+//!   "flash"?: { "region": string, "control": integer, "required_wait_states": integer,
+//!               "fetch_stall": integer, "data_stall": integer, "icache_hits": integer,
+//!               "icache_misses": integer, "prefetched": integer, "dcache_hits": integer,
+//!               "dcache_misses": integer, "blocks_below_required_latency": integer }
 //! }
 //! ```
 //!
@@ -78,6 +82,9 @@ pub struct Report {
     /// when there were none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub peripherals: Vec<PeripheralAccesses>,
+    /// The flash accelerator's counts (absent on targets without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<crate::engine::FlashReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -218,6 +225,7 @@ impl Report {
             unpriced: outcome.unpriced.clone(),
             threads_created: outcome.threads_created,
             peripherals: outcome.peripheral_accesses.clone(),
+            flash: outcome.flash.clone(),
             cores: outcome.cores.clone(),
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
@@ -305,10 +313,15 @@ impl Report {
             }
         }
         out.push_str(&self.peripherals_text());
+        out.push_str(&self.flash_text());
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
         out
+    }
+
+    fn flash_text(&self) -> String {
+        self.flash.as_ref().map_or_else(String::new, flash_text)
     }
 
     /// The accesses `--peripherals ignore` answered, per peripheral.
@@ -507,4 +520,31 @@ pub fn recorded_total(stats: &[arpsim::tools::TraceStats]) -> (Vec<Vec<u16>>, u6
         .map(|s| s.total as u64)
         .sum();
     (outermost.iter().map(|t| t.path.clone()).collect(), total)
+}
+
+/// The flash accelerator's stalls, hits and misses (the report's, and
+/// GDB's `monitor cache`).
+pub fn flash_text(f: &crate::engine::FlashReport) -> String {
+    let mut out = String::new();
+    let s = &f.stats;
+    let _ = writeln!(
+        out,
+        "flash `{}` (FLASH_ACR {:#06x} last written): fetch stalls {} cycles, data stalls {} cycles",
+        f.region, f.control, s.fetch_stall, s.data_stall
+    );
+    let _ = writeln!(
+        out,
+        "  instruction lines: {} cache hits, {} prefetched, {} read on a miss; data lines: {} cache hits, {} read",
+        s.icache_hits, s.prefetched, s.icache_misses, s.dcache_hits, s.dcache_misses
+    );
+    if s.blocks_below_required_latency > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {} blocks ran from the flash with FLASH_ACR.LATENCY below the {} wait states \
+             the target requires at its clock: the silicon would misread them; the counts \
+             charge the LATENCY set",
+            s.blocks_below_required_latency, f.required_wait_states
+        );
+    }
+    out
 }

@@ -49,6 +49,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "sifive-e31",
         include_str!("../../../../targets/sifive-e31.toml"),
     ),
+    (
+        "stm32f407",
+        include_str!("../../../../targets/stm32f407.toml"),
+    ),
 ];
 
 /// The environment variable listing folders of the user's target files.

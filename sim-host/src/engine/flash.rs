@@ -1,0 +1,124 @@
+//! The flash accelerator in the engine (`model::memsys`): its control
+//! register (FLASH_ACR) mapped at the board's address, the lines each
+//! block's instructions are in (found when the block is priced), the
+//! fetch stalls charged once per executed block on a cold path that only
+//! blocks in the accelerated flash take, and the data reads of that flash
+//! seen by a read hook limited to its range (never writable RAM).
+//!
+//! A target without `[flash]` maps nothing, hooks nothing and prices no
+//! block with the flag: it runs as before.
+
+use super::api::{uc, MachineError};
+use super::mmio::placed_access;
+use super::peripherals;
+use super::state::{stop_with, FlashModel, Uc};
+use super::stop::fault_at;
+use crate::model::memsys::FlashState;
+use crate::model::target::Target;
+use unicorn_engine::unicorn_const::HookType;
+
+/// Unicorn maps whole pages.
+const PAGE: u64 = 0x1000;
+
+/// The run's accelerator, when the target has one.
+pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
+    let spec = target.flash.clone()?;
+    Some(Box::new(FlashModel {
+        state: FlashState::new(&spec),
+        spec,
+        blocks: std::collections::HashMap::new(),
+        observed: (0, 0),
+    }))
+}
+
+/// Maps FLASH_ACR's page and hooks the flash's data reads.
+pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
+    let Some(spec) = emu.get_data().flash.as_ref().map(|f| f.spec.clone()) else {
+        return Ok(());
+    };
+    let page = spec.control & !(PAGE - 1);
+    let read = move |uc: &mut Uc<'_>, offset: u64, size: usize| -> u64 {
+        access(uc, page + offset, size, None)
+    };
+    let write = move |uc: &mut Uc<'_>, offset: u64, size: usize, value: u64| {
+        access(uc, page + offset, size, Some(value as u32));
+    };
+    uc(
+        "map the flash interface registers",
+        emu.mmio_map(page, PAGE, Some(read), Some(write)),
+    )?;
+    let hook = |uc: &mut Uc<'_>,
+                _: unicorn_engine::unicorn_const::MemType,
+                addr: u64,
+                _: usize,
+                _: i64| {
+        data_read(uc, addr);
+        true
+    };
+    uc(
+        "hook the flash's data reads",
+        emu.add_mem_hook(HookType::MEM_READ, spec.start, spec.end - 1, hook),
+    )?;
+    Ok(())
+}
+
+/// One access to FLASH_ACR's page: the register itself, 32-bit.
+fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
+    let st = uc.get_data_mut();
+    let Some(flash) = st.flash.as_mut() else {
+        return 0;
+    };
+    if addr != flash.spec.control || size != 4 {
+        return not_the_register(uc, addr, size, write.is_some());
+    }
+    match write {
+        None => u64::from(flash.state.acr()),
+        Some(value) => {
+            flash.state.write_acr(value);
+            0
+        }
+    }
+}
+
+/// The rest of the page: a peripheral read as 0 with `--peripherals
+/// ignore`, else a fault that names it.
+fn not_the_register(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) -> u64 {
+    if uc.get_data().peripherals.ignored {
+        peripherals::access(uc, addr, size, write);
+        return 0;
+    }
+    let verb = if write { "write" } else { "read" };
+    let place = uc
+        .get_data()
+        .peripherals
+        .map
+        .describe(addr)
+        .unwrap_or_else(|| {
+            "beside FLASH_ACR (the one flash register modelled, 32-bit accesses only)".to_owned()
+        });
+    let kind = format!("{verb} ({size} bytes) {place},");
+    let pc = placed_access(uc, addr).pc;
+    let stop = fault_at(uc, pc, kind, Some(addr));
+    stop_with(uc, stop);
+    0
+}
+
+/// A data read of the flash: its stall charged now.
+fn data_read(uc: &mut Uc<'_>, addr: u64) {
+    let st = uc.get_data_mut();
+    if let Some(flash) = st.flash.as_mut() {
+        let line = flash.spec.line(addr);
+        st.clock.cycles += u64::from(flash.state.read_data(line));
+    }
+}
+
+/// A block in the accelerated flash executes: its fetch stalls charged.
+#[cold]
+#[inline(never)]
+pub(super) fn fetch(st: &mut super::state::State, addr: u64) {
+    if let Some(flash) = st.flash.as_mut() {
+        if let Some(lines) = flash.blocks.get(&(addr as u32)) {
+            st.clock.cycles += u64::from(flash.state.fetch_block(lines));
+        }
+    }
+}

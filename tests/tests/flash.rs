@@ -1,0 +1,154 @@
+//! The STM32F4 flash accelerator (issue 27, `sim-host/src/model/memsys.rs`)
+//! against hand-derived counts.
+//!
+//! `guest-shim/examples/flash` runs each loop of `arm/loops.S` with the
+//! FLASH_ACR value of its kernel, 100 times (kernel 2i+1) and 200 times
+//! (kernel 2i+2). The loop functions empty the caches on entry and set
+//! FLASH_ACR back to 0 before they return, so the two samples differ by
+//! exactly 100 iterations in the steady state: each expected difference
+//! below is 100 x (the loop's cycles at zero wait states + its stalls).
+//!
+//! Zero-wait cycles (targets/stm32f407.toml, the Cortex-M4 TRM's Table 3-1
+//! rows): ADD.W, SUBS 1; B 1 + P = 2; a taken BNE 1 + P = 2; LDR 2, a load
+//! after a load pipelines: 1 (3.3.2).
+//!
+//! Stalls (RM0090 3.5, the rules in memsys.rs), LATENCY = L:
+//! - a line read from the flash: L;
+//! - the line being executed: 0;
+//! - with PRFTEN, the next sequential line: max(0, min(L, L + 1 - E)), E
+//!   the cycles spent in the current line;
+//! - with ICEN, a line in the 64-line instruction cache: 0 (only lines
+//!   read on a miss are copied in, not prefetched ones);
+//! - a data read of the flash: L, or 0 in the 8-line data cache (DCEN).
+
+use sim_host::model::target;
+
+const PRFTEN: u64 = 1 << 8;
+const ICEN: u64 = 1 << 9;
+const DCEN: u64 = 1 << 10;
+
+/// The 100-iteration difference of each kernel pair, in kernel order.
+fn measured() -> Vec<u64> {
+    let t = target::builtin("stm32f407").unwrap();
+    let r = e2e_tests::record(t, "stm32f407", "flash", "flash");
+    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
+    (0..13u16).map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+}
+
+#[test]
+fn flash_accelerator_loops_match_hand_derived_counts() {
+    // straight: 16 ADD.W in lines L0..L3 (4 each, 4 cycles a line), SUBS
+    // and BNE in L4; 16 + 1 + 2 = 19 cycles at zero wait states. The BNE
+    // goes back from L4 to L0: never sequential.
+    let straight = 19;
+    // lines<N>: N - 1 taken B (2 each) and SUBS, BNE.W (1 + 2), each in a
+    // line of its own, none sequential: N lines an iteration
+    let lines = |n: u64| 2 * (n - 1) + 3;
+    // flash_data: LDR 2, then 3 pipelined LDR 1 each, SUBS 1, BNE 2; one
+    // line (the current line after the first iteration); four data lines
+    let data = 2 + 3 + 1 + 2;
+    let _ = (PRFTEN, ICEN, DCEN);
+    let expected = [
+        // FLASH_ACR = 0, its reset value: zero wait states, no stall
+        straight,
+        // LATENCY 5: L0 read after the branch, L1..L4 read in turn: 5 x 5
+        straight + 5 * 5,
+        // LATENCY 5, PRFTEN: L0 5; L1..L4 prefetched while the previous
+        // line's 4 ADD.W ran: 5 + 1 - 4 = 2 each
+        straight + 5 + 4 * 2,
+        // LATENCY 5, ICEN: all five lines stay in the cache
+        straight,
+        // LATENCY 5, PRFTEN, ICEN: L0 hits (it was read on a miss); L1..L4
+        // are prefetched, never copied into the cache: 2 each
+        straight + 4 * 2,
+        // LATENCY 2: five line reads x 2 (wait-state scaling)
+        straight + 5 * 2,
+        // lines64, LATENCY 5, ICEN: 64 lines fit the 64-line cache
+        lines(64),
+        // lines65, LATENCY 5, ICEN: 65 lines in turn, least recently used
+        // replaced: every line was evicted before its next use, 65 x 5
+        lines(65) + 65 * 5,
+        // lines65, LATENCY 5, no cache: the same 65 x 5
+        lines(65) + 65 * 5,
+        // flash_data, LATENCY 5, ICEN: four data reads x 5
+        data + 4 * 5,
+        // flash_data, LATENCY 5, ICEN, DCEN: the four lines stay in the
+        // 8-line data cache
+        data,
+        // the same loads from the SRAM and from the CCM data RAM, LATENCY
+        // 5, ICEN: no flash access, no stall
+        data,
+        data,
+    ];
+    let got = measured();
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert_eq!(*g, 100 * e, "kernels {} and {}", 2 * i + 1, 2 * i + 2);
+    }
+}
+
+/// The accelerator's state is plain data: a rerun gives the same samples.
+#[test]
+fn flash_accelerator_reruns_are_identical() {
+    let t = || target::builtin("stm32f407").unwrap();
+    let a = e2e_tests::record(t(), "stm32f407", "flash", "flash");
+    let b = e2e_tests::record(t(), "stm32f407", "flash", "flash");
+    assert_eq!(a.samples, b.samples);
+    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+}
+
+/// Callgrind gets the stalls as two more events: the file's summary is the
+/// report's totals, and lines65's own FetchStall is its hand-derived
+/// count.
+#[test]
+fn callgrind_has_the_flash_stalls_as_events() {
+    let dir = e2e_tests::scratch("flash-callgrind");
+    let elf = e2e_tests::guest("stm32f407", "flash");
+    let out = std::process::Command::new(e2e_tests::sim_host_bin())
+        .current_dir(&*dir)
+        .args([
+            "run",
+            "-q",
+            "--target",
+            "stm32f407",
+            "--callgrind",
+            "cg.out",
+        ])
+        .args(["--report-json", "r.json"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cg = std::fs::read_to_string(dir.join("cg.out")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert!(
+        cg.lines()
+            .any(|l| l == "events: Cycles Instructions FetchStall DataStall"),
+        "{cg}"
+    );
+    let summary = format!(
+        "summary: {} {} {} {}",
+        report["totals"]["cycles"],
+        report["totals"]["instructions"],
+        report["flash"]["fetch_stall"],
+        report["flash"]["data_stall"]
+    );
+    assert!(cg.lines().any(|l| l == summary), "{summary}\n{cg}");
+    // lines65 runs four times (kernels 15..18: 100, 200, 100, 200
+    // iterations), with LATENCY 5 and ICEN or no cache: 65 lines missed
+    // per iteration (tests above), 300 x 2 x 65 x 5. Per call, the block
+    // that acr_set returns to reads the function's first line again (5),
+    // and the alignment NOPs before the loop head (.p2align 5) read the
+    // next line (5 more) when the function starts in the first half of a
+    // 32-byte block; its last line (POP) runs after FLASH_ACR = 0: free.
+    let t = target::builtin("stm32f407").unwrap();
+    let image = sim_host::image::elf::GuestImage::load(&elf, &t).unwrap();
+    let start = image.function("lines65").unwrap().addr;
+    let prologue_lines = if start % 32 == 0 { 2 } else { 1 };
+    let expected = 300 * 2 * 65 * 5 + 4 * 5 * prologue_lines;
+    let mut own = cg.lines().skip_while(|l| !l.ends_with(" lines65"));
+    let line = own.nth(1).unwrap();
+    let fetch: u64 = line.split(' ').nth(3).unwrap().parse().unwrap();
+    assert_eq!(fetch, expected, "{line}");
+}
