@@ -48,11 +48,12 @@ mod setup;
 mod state;
 mod stop;
 mod thread_calls;
+mod translation_charge;
 
 pub use api::{
     Counting, ExceptionEvent, ExecutionObserver, Fault, MachineError, Observer, PeripheralAccesses,
     RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
-pub use options::{PeripheralOptions, RunOptions};
+pub use options::{ChargePath, PeripheralOptions, RunOptions};
 pub use setup::{run, TRANSLATION_BUFFER};
