@@ -8,8 +8,8 @@
 //!    `patch -p1 --forward` (a patch that does not apply is an error that
 //!    shows `patch`'s output);
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
-//!    builds incrementally (a changed patch recompiles only what it
-//!    changed);
+//!    configures once and then builds incrementally (a changed patch
+//!    recompiles only what it changed);
 //! 4. bindgen generates the bindings from the patched `unicorn.h`, with the
 //!    names upstream's build gives them (the unicorn-engine crate uses
 //!    them).
@@ -36,7 +36,7 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     let krate = pristine_crate(&out);
     let src = patched_source(&out, &krate);
-    build_unicorn(&src);
+    build_unicorn(&src, &out);
     generate_bindings(&src, &out);
     upstream_lib(&src, &out);
 }
@@ -154,8 +154,11 @@ fn sync(from: &Path, to: &Path) {
     }
 }
 
-/// cmake, with the definitions upstream's build.rs gives it.
-fn build_unicorn(src: &Path) {
+/// cmake, with the definitions upstream's build.rs gives it. Configured
+/// once per set of definitions: configuring runs QEMU's own configure
+/// script, which rewrites the config headers every source includes, so a
+/// second configure would recompile all of Unicorn for a one-line patch.
+fn build_unicorn(src: &Path, out: &Path) {
     let archs: Vec<&str> = [
         ("ARCH_X86", "x86"),
         ("ARCH_ARM", "arm"),
@@ -173,17 +176,31 @@ fn build_unicorn(src: &Path) {
     .map(|(_, arch)| arch)
     .collect();
     let mut config = cmake::Config::new(src);
-    if Command::new("ninja").arg("--version").output().is_ok() {
+    let ninja = Command::new("ninja").arg("--version").output().is_ok();
+    if ninja {
         config.generator("Ninja");
     }
-    if config.get_profile() == "Debug" {
+    let logging = config.get_profile() == "Debug";
+    if logging {
         config.define("UNICORN_LOGGING", "ON");
     }
-    let dst = config
-        .define("UNICORN_BUILD_TESTS", "OFF")
-        .define("UNICORN_INSTALL", "ON")
-        .define("UNICORN_ARCH", archs.join(";"))
-        .build();
+    let stamp = out.join("configured-with");
+    let wanted = format!("{};{logging};{ninja}", archs.join(","));
+    let configured = fs::read_to_string(&stamp).is_ok_and(|s| s == wanted)
+        && out.join("build/CMakeCache.txt").is_file();
+    let dst = if configured {
+        rebuild(out);
+        out.to_owned()
+    } else {
+        let _ = fs::remove_file(&stamp);
+        let dst = config
+            .define("UNICORN_BUILD_TESTS", "OFF")
+            .define("UNICORN_INSTALL", "ON")
+            .define("UNICORN_ARCH", archs.join(";"))
+            .build();
+        fs::write(&stamp, wanted).unwrap_or_else(|e| fail(format!("{}: {e}", stamp.display())));
+        dst
+    };
     for lib in ["lib", "lib64"] {
         println!("cargo:rustc-link-search=native={}", dst.join(lib).display());
     }
@@ -194,6 +211,21 @@ fn build_unicorn(src: &Path) {
     }
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:rustc-link-lib=m");
+}
+
+/// Builds and installs again in the tree configured before: only what the
+/// patch changed is recompiled.
+fn rebuild(out: &Path) {
+    let jobs = env::var("NUM_JOBS").unwrap_or_else(|_| "1".into());
+    let status = Command::new("cmake")
+        .arg("--build")
+        .arg(out.join("build"))
+        .args(["--target", "install", "--parallel", &jobs])
+        .status()
+        .unwrap_or_else(|e| fail(format!("could not run cmake: {e}")));
+    if !status.success() {
+        fail(format!("cmake --build failed ({status})"));
+    }
 }
 
 /// Bindings of the patched `unicorn.h`, named as upstream's build names
