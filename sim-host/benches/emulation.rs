@@ -1,12 +1,14 @@
-//! Emulation speed, one harness and one table (issue 19; BENCHMARKS.md,
-//! "Emulation harness").
+//! Emulation speed, one harness and one table (issues 19 and 31;
+//! BENCHMARKS.md, "Emulation harness" and "Long runs").
 //!
 //!     python3 guest-shim/build.py
 //!     cargo bench -p sim-host --bench emulation
 //!
-//! Three guests of one target — `filter-bench` (memory-heavy), the
-//! `statemachine-bench` tokenizer (branch-dense) and `arpcalls-bench`
-//! (1,000,000 ARP enter/leave pairs) — each run by:
+//! Three guests of one target — `filter` (memory-heavy), the `statemachine`
+//! tokenizer (branch-dense) and `arpcalls` (ARP enter/leave pairs) — in
+//! their `-long` builds (800 images, 15,000 passes, 20,000,000 pairs: long
+//! enough that qemu takes seconds and its start-up is a small share; the
+//! shorter `-bench` builds with `EMULATION_LENGTH=bench`), each run by:
 //!
 //! - `bare unicorn`: the crate's own loader and engine set-up
 //!   (`engine::run` with `Counting::Off`): the regions mapped, the
@@ -16,8 +18,10 @@
 //!   semihosting `ebreak` sites on RISC-V), which runs only at those calls.
 //!   ARP stubs are not intercepted: the guest executes their bodies;
 //! - `sim-host record_average` and `sim-host record_all`: cycle counting
-//!   with cached block prices, ARP intercepted, data.arp written to a
-//!   temporary folder;
+//!   charged by the translated code (ARCHITECTURE.md decision 2), ARP
+//!   intercepted, data.arp written to a temporary folder;
+//! - `sim-host record_average (hook path)`: the same, every block charged
+//!   by the block hook (`ChargePath::Hook`, the path before issue 31);
 //! - `per-instruction hook`: a code hook on every instruction adding its
 //!   cost (`Counting::PerInstruction`, ARP record_average), the method
 //!   Unicorn-based simulators commonly use;
@@ -27,8 +31,12 @@
 //!   counting nothing. Skipped, with a message, when the target names no
 //!   machine or the program is not installed.
 //!
-//! With `arpcalls-bench`, the harness also runs its `-DARP_NONE` build
-//! (`arpcalls-bench-none`, the same loop without ARP calls) under sim-host
+//! Each variant's start-up alone is measured every round on
+//! `statemachine-startup` (one pass), and the table gives MIPS over the
+//! wall time and "steady MIPS" over the wall time less that start-up.
+//!
+//! With `arpcalls`, the harness also runs its `-DARP_NONE` build
+//! (`arpcalls-long-none`, the same loop without ARP calls) under sim-host
 //! each round and prints the host time of one enter/leave pair: the
 //! median of a sim-host variant minus the median of the loop alone,
 //! divided by the pairs the guest reports.
@@ -38,10 +46,10 @@
 //! instruction count of the sim-host run (the work of the program; bare
 //! Unicorn and qemu also execute the ARP stub bodies) divided by the median
 //! host time. Environment: `EMULATION_ROUNDS` (default 3),
-//! `EMULATION_TARGET` (default cortex-m4), `EMULATION_GUESTS` (a
-//! comma-separated subset of the guest names), `EMULATION_VARIANTS` (a
-//! comma-separated subset of the variant names above, e.g.
-//! `bare unicorn,sim-host record_all`).
+//! `EMULATION_TARGET` (default cortex-m4), `EMULATION_LENGTH` (`long`, the
+//! default, or `bench`), `EMULATION_GUESTS` (a comma-separated subset of
+//! the guests' base names), `EMULATION_VARIANTS` (a comma-separated subset
+//! of the variant names above, e.g. `bare unicorn,sim-host record_all`).
 
 use arpsim::types::Mode;
 use sim_host::engine::{self, ChargePath, Counting, RunOptions, Stop};
@@ -77,7 +85,7 @@ enum Variant {
 const VARIANTS: [(Variant, &str); 7] = [
     (Variant::Bare, "bare unicorn"),
     (Variant::Average, "sim-host record_average"),
-    (Variant::AverageHook, "sim-host record_average, hook path"),
+    (Variant::AverageHook, "sim-host record_average (hook path)"),
     (Variant::All, "sim-host record_all"),
     (Variant::PerInstruction, "per-instruction hook"),
     (Variant::Qemu, "qemu"),
