@@ -8,6 +8,9 @@
 # Debian packages:
 #   cmake, libclang-dev          unicorn-engine-sys builds Unicorn with cmake
 #                                and generates bindings with bindgen
+#   patch, curl, tar             unicorn-patch/build.rs applies charge.patch to
+#                                the pristine unicorn-engine-sys crate (taken
+#                                from Cargo's cache or downloaded with curl)
 #   gcc-arm-none-eabi,           guest compilers and C library for the ARM
 #   picolibc-arm-none-eabi       Cortex-M targets (not libnewlib-arm-none-eabi:
 #                                it conflicts with picolibc)
@@ -27,6 +30,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake libclang-dev pkg-config gcc make python3
+  patch curl tar ca-certificates  # unicorn-patch/build.rs
   gcc-arm-none-eabi picolibc-arm-none-eabi
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm valgrind fonts-dejavu-core

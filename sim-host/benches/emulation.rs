@@ -1,12 +1,14 @@
-//! Emulation speed, one harness and one table (issue 19; BENCHMARKS.md,
-//! "Emulation harness").
+//! Emulation speed, one harness and one table (issues 19 and 31;
+//! BENCHMARKS.md, "Emulation harness" and "Long runs").
 //!
 //!     python3 guest-shim/build.py
 //!     cargo bench -p sim-host --bench emulation
 //!
-//! Three guests of one target — `filter-bench` (memory-heavy), the
-//! `statemachine-bench` tokenizer (branch-dense) and `arpcalls-bench`
-//! (1,000,000 ARP enter/leave pairs) — each run by:
+//! Three guests of one target — `filter` (memory-heavy), the `statemachine`
+//! tokenizer (branch-dense) and `arpcalls` (ARP enter/leave pairs) — in
+//! their `-long` builds (800 images, 15,000 passes, 20,000,000 pairs: long
+//! enough that qemu takes seconds and its start-up is a small share; the
+//! shorter `-bench` builds with `EMULATION_LENGTH=bench`), each run by:
 //!
 //! - `bare unicorn`: the crate's own loader and engine set-up
 //!   (`engine::run` with `Counting::Off`): the regions mapped, the
@@ -16,8 +18,10 @@
 //!   semihosting `ebreak` sites on RISC-V), which runs only at those calls.
 //!   ARP stubs are not intercepted: the guest executes their bodies;
 //! - `sim-host record_average` and `sim-host record_all`: cycle counting
-//!   with cached block prices, ARP intercepted, data.arp written to a
-//!   temporary folder;
+//!   charged by the translated code (ARCHITECTURE.md decision 2), ARP
+//!   intercepted, data.arp written to a temporary folder;
+//! - `sim-host record_average (hook path)`: the same, every block charged
+//!   by the block hook (`ChargePath::Hook`, the path before issue 31);
 //! - `per-instruction hook`: a code hook on every instruction adding its
 //!   cost (`Counting::PerInstruction`, ARP record_average), the method
 //!   Unicorn-based simulators commonly use;
@@ -27,8 +31,12 @@
 //!   counting nothing. Skipped, with a message, when the target names no
 //!   machine or the program is not installed.
 //!
-//! With `arpcalls-bench`, the harness also runs its `-DARP_NONE` build
-//! (`arpcalls-bench-none`, the same loop without ARP calls) under sim-host
+//! Each variant's start-up alone is measured every round on
+//! `statemachine-startup` (one pass), and the table gives MIPS over the
+//! wall time and "steady MIPS" over the wall time less that start-up.
+//!
+//! With `arpcalls`, the harness also runs its `-DARP_NONE` build
+//! (`arpcalls-long-none`, the same loop without ARP calls) under sim-host
 //! each round and prints the host time of one enter/leave pair: the
 //! median of a sim-host variant minus the median of the loop alone,
 //! divided by the pairs the guest reports.
@@ -38,13 +46,13 @@
 //! instruction count of the sim-host run (the work of the program; bare
 //! Unicorn and qemu also execute the ARP stub bodies) divided by the median
 //! host time. Environment: `EMULATION_ROUNDS` (default 3),
-//! `EMULATION_TARGET` (default cortex-m4), `EMULATION_GUESTS` (a
-//! comma-separated subset of the guest names), `EMULATION_VARIANTS` (a
-//! comma-separated subset of the variant names above, e.g.
-//! `bare unicorn,sim-host record_all`).
+//! `EMULATION_TARGET` (default cortex-m4), `EMULATION_LENGTH` (`long`, the
+//! default, or `bench`), `EMULATION_GUESTS` (a comma-separated subset of
+//! the guests' base names), `EMULATION_VARIANTS` (a comma-separated subset
+//! of the variant names above, e.g. `bare unicorn,sim-host record_all`).
 
 use arpsim::types::Mode;
-use sim_host::engine::{self, Counting, RunOptions, Stop};
+use sim_host::engine::{self, ChargePath, Counting, RunOptions, Stop};
 use sim_host::host::arp_host::ArpOptions;
 use sim_host::image::elf::GuestImage;
 use sim_host::model::target::{self, Target};
@@ -52,25 +60,32 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The guests, each built as `<name><length>.elf` (`-long` by default,
+/// `EMULATION_LENGTH=bench` for the short builds).
 const GUESTS: [(&str, &str); 3] = [
-    ("filter-bench", "memory-heavy"),
-    ("statemachine-bench", "branch-dense"),
-    ("arpcalls-bench", "ARP-call-dense"),
+    ("filter", "memory-heavy"),
+    ("statemachine", "branch-dense"),
+    ("arpcalls", "ARP-call-dense"),
 ];
+
+/// A guest that does next to nothing: each variant's start-up alone.
+const STARTUP_GUEST: &str = "statemachine-startup";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Bare,
     Average,
+    AverageHook,
     All,
     PerInstruction,
     Qemu,
     QemuIcount,
 }
 
-const VARIANTS: [(Variant, &str); 6] = [
+const VARIANTS: [(Variant, &str); 7] = [
     (Variant::Bare, "bare unicorn"),
     (Variant::Average, "sim-host record_average"),
+    (Variant::AverageHook, "sim-host record_average (hook path)"),
     (Variant::All, "sim-host record_all"),
     (Variant::PerInstruction, "per-instruction hook"),
     (Variant::Qemu, "qemu"),
@@ -104,11 +119,20 @@ fn run_with_console(
     target: &Target,
     dir: &Path,
 ) -> (Duration, Option<u64>, Vec<u8>) {
-    let (counting, mode) = match variant {
-        Variant::Bare => (Counting::Off, Mode::RecordAverage),
-        Variant::Average => (Counting::Blocks, Mode::RecordAverage),
-        Variant::All => (Counting::Blocks, Mode::RecordAll),
-        Variant::PerInstruction => (Counting::PerInstruction, Mode::RecordAverage),
+    let (counting, mode, charge) = match variant {
+        Variant::Bare => (Counting::Off, Mode::RecordAverage, ChargePath::Translation),
+        Variant::Average => (
+            Counting::Blocks,
+            Mode::RecordAverage,
+            ChargePath::Translation,
+        ),
+        Variant::AverageHook => (Counting::Blocks, Mode::RecordAverage, ChargePath::Hook),
+        Variant::All => (Counting::Blocks, Mode::RecordAll, ChargePath::Translation),
+        Variant::PerInstruction => (
+            Counting::PerInstruction,
+            Mode::RecordAverage,
+            ChargePath::Hook,
+        ),
         Variant::Qemu | Variant::QemuIcount => {
             let q = target.guest.qemu.as_ref().expect("checked before");
             let mut cmd = Command::new(&q.program);
@@ -141,6 +165,7 @@ fn run_with_console(
     };
     let options = RunOptions {
         counting,
+        charge: Some(charge),
         arp: ArpOptions {
             file: Some(dir.join("data.arp")),
             mode: Some(mode),
@@ -170,8 +195,8 @@ struct PairCost {
 
 impl PairCost {
     /// For `arpcalls-bench`, when its `-none` build is in `guests_dir` too.
-    fn new(guests_dir: &Path, target: &Target) -> Option<Self> {
-        let none_elf = guests_dir.join("arpcalls-bench-none.elf");
+    fn new(guests_dir: &Path, length: &str, target: &Target) -> Option<Self> {
+        let none_elf = guests_dir.join(format!("arpcalls{length}-none.elf"));
         let none = GuestImage::load(&none_elf, target).ok()?;
         Some(PairCost {
             none,
@@ -203,7 +228,10 @@ impl PairCost {
             pairs
         );
         for (v, (variant, name)) in variants.iter().enumerate() {
-            if matches!(variant, Variant::Average | Variant::All) {
+            if matches!(
+                variant,
+                Variant::Average | Variant::AverageHook | Variant::All
+            ) {
                 let ns = (medians[v] - alone) / pairs as f64 * 1e9;
                 println!("- {name}: {ns:.0} ns per pair");
             }
@@ -222,32 +250,13 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-fn main() {
-    // `-- N` (the earlier harness's argument) or EMULATION_ROUNDS
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .or_else(|| {
-            std::env::var("EMULATION_ROUNDS")
-                .ok()
-                .and_then(|r| r.parse().ok())
-        })
-        .unwrap_or(3)
-        .max(1);
-    let target_name = std::env::var("EMULATION_TARGET").unwrap_or_else(|_| "cortex-m4".into());
-    let t = target::builtin(&target_name).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let guests_dir = root.join("target/guests").join(&target_name);
-    let wanted_guests = env_list("EMULATION_GUESTS");
-    let wanted_variants = env_list("EMULATION_VARIANTS");
-
+/// The variants `EMULATION_VARIANTS` selects, without qemu's when the
+/// target names no qemu machine or qemu is not installed.
+fn selected_variants(t: &Target, target_name: &str) -> Vec<(Variant, &'static str)> {
+    let wanted = env_list("EMULATION_VARIANTS");
     let mut variants: Vec<(Variant, &str)> = VARIANTS
         .into_iter()
-        .filter(|(_, name)| {
-            wanted_variants
-                .as_ref()
-                .is_none_or(|w| w.iter().any(|n| n == name))
-        })
+        .filter(|(_, name)| wanted.as_ref().is_none_or(|w| w.iter().any(|n| n == name)))
         .collect();
     let qemu_ok = match &t.guest.qemu {
         None => {
@@ -263,15 +272,26 @@ fn main() {
     if !qemu_ok {
         variants.retain(|(v, _)| !matches!(v, Variant::Qemu | Variant::QemuIcount));
     }
+    variants
+}
 
-    let mut guests: Vec<(&str, &str, PathBuf, GuestImage)> = Vec::new();
-    for (name, kind) in GUESTS {
-        if wanted_guests
+/// The guests `EMULATION_GUESTS` selects (by base name), of the length
+/// chosen, that are built.
+fn selected_guests(
+    guests_dir: &Path,
+    length: &str,
+    t: &Target,
+) -> Vec<(String, &'static str, PathBuf, GuestImage)> {
+    let wanted = env_list("EMULATION_GUESTS");
+    let mut guests = Vec::new();
+    for (base, kind) in GUESTS {
+        if wanted
             .as_ref()
-            .is_some_and(|w| !w.iter().any(|n| n == name))
+            .is_some_and(|w| !w.iter().any(|n| n == base))
         {
             continue;
         }
+        let name = format!("{base}{length}");
         let elf = guests_dir.join(format!("{name}.elf"));
         if !elf.exists() {
             println!(
@@ -280,37 +300,54 @@ fn main() {
             );
             continue;
         }
-        let image = GuestImage::load(&elf, &t).unwrap();
+        let image = GuestImage::load(&elf, t).unwrap();
         guests.push((name, kind, elf, image));
     }
-    let dir = std::env::temp_dir().join(format!("emulation-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let measures_sim_host = variants
-        .iter()
-        .any(|(v, _)| matches!(v, Variant::Average | Variant::All));
-    let arpcalls = guests.iter().position(|g| g.0 == "arpcalls-bench");
-    let mut pair_cost = match arpcalls {
-        Some(_) if measures_sim_host => PairCost::new(&guests_dir, &t),
-        _ => None,
-    };
+    guests
+}
 
-    // times[guest][variant][round], instructions[guest]
-    let mut times = vec![vec![Vec::new(); variants.len()]; guests.len()];
-    let mut instructions = vec![None; guests.len()];
-    let load_before = load_average();
+/// Host times of every guest and variant, and of each variant's start-up
+/// (the trivial guest), in interleaved rounds.
+struct Measures {
+    /// times[guest][variant][round]
+    times: Vec<Vec<Vec<Duration>>>,
+    /// startup[variant][round]
+    startup: Vec<Vec<Duration>>,
+    instructions: Vec<Option<u64>>,
+}
+
+fn measure(
+    rounds: usize,
+    guests: &[(String, &str, PathBuf, GuestImage)],
+    variants: &[(Variant, &str)],
+    startup: Option<&(PathBuf, GuestImage)>,
+    t: &Target,
+    dir: &Path,
+    pair_cost: &mut Option<PairCost>,
+) -> Measures {
+    let mut m = Measures {
+        times: vec![vec![Vec::new(); variants.len()]; guests.len()],
+        startup: vec![Vec::new(); variants.len()],
+        instructions: vec![None; guests.len()],
+    };
     let started = Instant::now();
     for round in 0..rounds {
         for (g, (_, _, elf, image)) in guests.iter().enumerate() {
             for (v, (variant, _)) in variants.iter().enumerate() {
-                let (time, count) = run_once(*variant, elf, image, &t, &dir);
-                times[g][v].push(time);
+                let (time, count) = run_once(*variant, elf, image, t, dir);
+                m.times[g][v].push(time);
                 if let Some(count) = count {
-                    instructions[g] = Some(count);
+                    m.instructions[g] = Some(count);
                 }
             }
         }
+        for (v, (variant, _)) in variants.iter().enumerate() {
+            if let Some((elf, image)) = startup {
+                m.startup[v].push(run_once(*variant, elf, image, t, dir).0);
+            }
+        }
         if let Some(p) = pair_cost.as_mut() {
-            p.run_loop(&t, &dir);
+            p.run_loop(t, dir);
         }
         eprintln!(
             "round {}/{rounds} done ({:.0} s)",
@@ -318,18 +355,100 @@ fn main() {
             started.elapsed().as_secs_f64()
         );
     }
+    m
+}
+
+fn main() {
+    // `-- N` (the earlier harness's argument) or EMULATION_ROUNDS
+    let rounds: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .or_else(|| {
+            std::env::var("EMULATION_ROUNDS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+        })
+        .unwrap_or(3)
+        .max(1);
+    let target_name = std::env::var("EMULATION_TARGET").unwrap_or_else(|_| "cortex-m4".into());
+    let length = format!(
+        "-{}",
+        std::env::var("EMULATION_LENGTH").unwrap_or_else(|_| "long".into())
+    );
+    let t = target::builtin(&target_name).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let guests_dir = root.join("target/guests").join(&target_name);
+    let variants = selected_variants(&t, &target_name);
+    let guests = selected_guests(&guests_dir, &length, &t);
+    let startup_elf = guests_dir.join(format!("{STARTUP_GUEST}.elf"));
+    let startup = GuestImage::load(&startup_elf, &t)
+        .ok()
+        .map(|image| (startup_elf, image));
+    if startup.is_none() {
+        println!("start-up not measured: {STARTUP_GUEST}.elf missing");
+    }
+    let dir = std::env::temp_dir().join(format!("emulation-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let measures_sim_host = variants
+        .iter()
+        .any(|(v, _)| matches!(v, Variant::Average | Variant::AverageHook | Variant::All));
+    let arpcalls = guests.iter().position(|g| g.0.starts_with("arpcalls"));
+    let mut pair_cost = match arpcalls {
+        Some(_) if measures_sim_host => PairCost::new(&guests_dir, &length, &t),
+        _ => None,
+    };
+
+    let load_before = load_average();
+    let mut m = measure(
+        rounds,
+        &guests,
+        &variants,
+        startup.as_ref(),
+        &t,
+        &dir,
+        &mut pair_cost,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     println!(
         "target {target_name}; median of {rounds} interleaved rounds; load average {load_before} before, {} after",
         load_average()
     );
-    println!("| guest | variant | median s | MIPS | x qemu | x qemu -icount | x bare unicorn |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    let startups: Vec<f64> = m
+        .startup
+        .iter_mut()
+        .map(|t| {
+            if t.is_empty() {
+                0.0
+            } else {
+                median(t).as_secs_f64()
+            }
+        })
+        .collect();
+    let arpcalls_medians = print_table(&mut m, &guests, &variants, &startups, arpcalls);
+    if let Some(p) = pair_cost.as_mut() {
+        p.print(&arpcalls_medians, &variants);
+    }
+}
+
+/// The table: wall time, start-up, MIPS over wall time and over wall time
+/// less start-up (steady state), and the ratios of wall times. Returns the
+/// medians of the arpcalls guest.
+fn print_table(
+    m: &mut Measures,
+    guests: &[(String, &str, PathBuf, GuestImage)],
+    variants: &[(Variant, &str)],
+    startups: &[f64],
+    arpcalls: Option<usize>,
+) -> Vec<f64> {
+    println!(
+        "| guest | variant | median s | start-up s | MIPS | steady MIPS | x qemu | x qemu -icount | x bare unicorn |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let index = |want: Variant| variants.iter().position(|(v, _)| *v == want);
     let mut arpcalls_medians = Vec::new();
     for (g, (name, kind, _, _)) in guests.iter().enumerate() {
-        let medians: Vec<f64> = times[g]
+        let medians: Vec<f64> = m.times[g]
             .iter_mut()
             .map(|t| median(t).as_secs_f64())
             .collect();
@@ -339,25 +458,28 @@ fn main() {
             })
         };
         for (v, (_, vname)) in variants.iter().enumerate() {
-            let mips = instructions[g].map_or("—".to_owned(), |n| {
-                format!("{:.0}", n as f64 / medians[v] / 1e6)
-            });
+            let mips = |secs: f64| {
+                m.instructions[g].map_or("—".to_owned(), |n| {
+                    format!("{:.0}", n as f64 / secs / 1e6)
+                })
+            };
             println!(
-                "| {name} ({kind}) | {vname} | {:.3} | {mips} | {} | {} | {} |",
+                "| {name} ({kind}) | {vname} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
                 medians[v],
+                startups[v],
+                mips(medians[v]),
+                mips(medians[v] - startups[v]),
                 ratio(v, index(Variant::Qemu)),
                 ratio(v, index(Variant::QemuIcount)),
                 ratio(v, index(Variant::Bare)),
             );
         }
-        if let Some(n) = instructions[g] {
-            println!("|  | ({n} guest instructions) | | | | | |");
+        if let Some(n) = m.instructions[g] {
+            println!("|  | ({n} guest instructions) | | | | | | | |");
         }
         if Some(g) == arpcalls {
             arpcalls_medians = medians;
         }
     }
-    if let Some(p) = pair_cost.as_mut() {
-        p.print(&arpcalls_medians, &variants);
-    }
+    arpcalls_medians
 }

@@ -3,6 +3,7 @@
 //! line, and intercept ARP stubs.
 
 use super::api::Stop;
+use super::blocks::Price;
 use super::intercept::intercept;
 use super::interrupts::take_due;
 use super::pricing::price_at;
@@ -17,14 +18,7 @@ use std::sync::atomic::Ordering;
 /// placement).
 #[inline(always)]
 pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
-    let price = match uc.get_data_mut().cache.get(addr as u32) {
-        Some(p) => p,
-        None => {
-            let p = price_at(uc, addr, size);
-            uc.get_data_mut().cache.insert(addr as u32, p);
-            p
-        }
-    };
+    let price = block_price(uc, addr, size);
     let st = uc.get_data_mut();
     // Stop *before* charging: a block whose hook stops the
     // emulation does not execute now; Unicorn runs it again on
@@ -58,6 +52,20 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     }
     if price.intercept != 0 {
         intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
+    }
+}
+
+/// The block's cached price, priced and cached the first time (by the
+/// block hook, or as the block is translated: `translation_charge`).
+#[inline(always)]
+pub(super) fn block_price(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
+    match uc.get_data_mut().cache.get(addr as u32) {
+        Some(p) => p,
+        None => {
+            let p = price_at(uc, addr, size);
+            uc.get_data_mut().cache.insert(addr as u32, p);
+            p
+        }
     }
 }
 

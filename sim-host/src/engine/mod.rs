@@ -1,21 +1,23 @@
 //! The emulated machine: Unicorn with the target's CPU model and memory
-//! map, the block hook that charges cached block prices (DESIGN.md decision
-//! 2), interception of the ARP entry points (decision 1), semihosting,
+//! map, the charge of cached block prices by the translated code or the
+//! block hook (ARCHITECTURE.md decision 2), interception of the ARP entry points (decision 1), semihosting,
 //! threads, faults and limits; and the debugger's handle on it.
 //!
 //! The modules, bottom to top (each uses only those before it): `api`
 //! (errors, stop reasons, outcome, observers), `blocks` (price cache),
 //! `state` (what the hooks share), `registers`, `memory`, `pricing`,
 //! `stop` (faults, the outcome), `plugin_guest`, `thread_calls`,
-//! `intercept`, `exceptions`, `charge` and `block_hook` (the per-block
-//! path), `resume` (the one `emu_start`), `debug`, `options`, `schedule` (the slices and their
+//! `intercept`, `exceptions`, `charge`, `block_hook` and
+//! `translation_charge` (the per-block path), `resume` (the one
+//! `emu_start`), `debug`, `options`, `schedule` (the slices and their
 //! `emu_start`), `setup` (a run from start to end).
 //!
 //! Invariants:
 //! - the engine is never given an instruction count (`emu_start(.., 0)`):
 //!   counting instructions would disable block chaining;
-//! - a block is decoded and priced once; afterwards its hook does a cache
-//!   lookup and a few additions;
+//! - a block is decoded and priced once; afterwards its translated code
+//!   does a few additions (`translation_charge`, ARCHITECTURE.md decision
+//!   2), or its hook a cache lookup and the same additions;
 //! - the bodies of intercepted functions never execute and cost nothing:
 //!   their block is priced at zero, and either the block hook intercepts an
 //!   ARP stub whose first instruction was made a return (`intercept`) or a
@@ -49,11 +51,12 @@ mod setup;
 mod state;
 mod stop;
 mod thread_calls;
+mod translation_charge;
 
 pub use api::{
     Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, MachineError, Observer,
     PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
-pub use options::{PeripheralOptions, RunOptions};
+pub use options::{ChargePath, PeripheralOptions, RunOptions};
 pub use setup::{run, TRANSLATION_BUFFER};

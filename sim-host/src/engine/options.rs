@@ -32,6 +32,10 @@ pub struct RunOptions {
     /// Profiling observers (none for a plain run).
     pub observers: Vec<Observer>,
     pub counting: Counting,
+    /// Which path charges the blocks with `Counting::Blocks` (`None`: the
+    /// one `SIM_HOST_CHARGE` names, by default the translation). Both
+    /// count the same cycles and instructions.
+    pub charge: Option<ChargePath>,
     /// Simulated cores (default: the target's).
     pub cores: Option<usize>,
     /// Stack size of each thread created by the guest (default 8 KiB).
@@ -66,8 +70,31 @@ impl std::fmt::Debug for RunOptions {
             .field("arp", &self.arp)
             .field("observers", &self.observers.len())
             .field("counting", &self.counting)
+            .field("charge", &self.charge)
             .field("debugger", &self.debugger.is_some())
             .field("peripherals", &self.peripherals)
             .finish()
+    }
+}
+
+/// Which of the two paths charges the blocks (ARCHITECTURE.md decision 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChargePath {
+    /// The translated code charges each block; the block hook only at
+    /// boundaries and for the blocks it has to see.
+    #[default]
+    Translation,
+    /// The block hook charges every block (the path before issue 31).
+    Hook,
+}
+
+impl ChargePath {
+    /// The path `SIM_HOST_CHARGE` names (`hook` or `translation`; the
+    /// default otherwise), for comparing the two on one build.
+    pub fn from_env() -> ChargePath {
+        match std::env::var("SIM_HOST_CHARGE").as_deref() {
+            Ok("hook") => ChargePath::Hook,
+            _ => ChargePath::Translation,
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::debug::DebugSession;
 use super::exceptions::install_exception_hooks;
 use super::intercept::install_interception;
 use super::memory::map_memory;
+use super::options::ChargePath;
 use super::options::RunOptions;
 use super::peripherals;
 use super::pricing::{dynamic_sites, unpriced_block};
@@ -23,6 +24,7 @@ use super::state::{
 use super::state::{CounterOffsets, MmioCursor};
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
+use super::translation_charge::TranslationCharge;
 use crate::host::arp_host::ArpHost;
 use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::sandbox::Sandbox;
@@ -129,6 +131,7 @@ pub(super) fn run_once(
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     // kept until the run ends: the block hook is removed when dropped
     let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
+    let _translation_charge = install_translation_charge(&mut emu, options)?;
     install_observers(&mut emu, &options.observers)?;
     install_exception_hooks(&mut emu, &image, &target, options.counting)?;
 
@@ -496,6 +499,28 @@ pub(super) fn install_cycle_hooks(
         return Ok(Some(uc("block hook", BlockHook::install(emu))?));
     }
     Ok(None)
+}
+
+/// The charge in the translation, when the run takes that path: not with
+/// observers (their block hook sees every block) or a debugger (its
+/// breakpoints are block hooks), where the block hook charges every block.
+fn install_translation_charge(
+    emu: &mut Uc<'static>,
+    options: &RunOptions,
+) -> Result<Option<TranslationCharge>, MachineError> {
+    let path = options.charge.unwrap_or_else(ChargePath::from_env);
+    if path != ChargePath::Translation
+        || options.counting != Counting::Blocks
+        || !options.observers.is_empty()
+        || options.debugger.is_some()
+        || emu.get_data().predictor.is_some()
+    {
+        return Ok(None);
+    }
+    Ok(Some(uc(
+        "charge in the translation",
+        TranslationCharge::install(emu),
+    )?))
 }
 
 /// Tells the observers of the exceptions entered and returned from since

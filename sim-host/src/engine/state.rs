@@ -239,27 +239,34 @@ impl Limits {
 /// about a millisecond of host time, and no load of either per block.
 pub(super) const POLL_CYCLES: u64 = 1 << 20;
 
+/// The branches a fault report shows.
 const TRAIL: usize = 16;
+/// Slots of the trail: twice the branches shown, so that the translated
+/// code can write a slot at every block, taken branch or not, without
+/// writing over one of the last `TRAIL` (it counts only taken ones;
+/// `translation_charge`).
+pub(super) const TRAIL_SLOTS: usize = 2 * TRAIL;
 
-/// The last taken branches, for fault reports.
+/// The last taken branches, for fault reports: (from, to) at slot
+/// `len % TRAIL_SLOTS`, `len` counting them.
 #[derive(Debug, Default)]
 pub(super) struct BranchTrail {
-    entries: [(u32, u32); TRAIL],
-    len: usize,
+    pub(super) entries: [[u32; 2]; TRAIL_SLOTS],
+    pub(super) len: u64,
 }
 
 impl BranchTrail {
     pub(super) fn record(&mut self, from: u64, to: u64) {
-        self.entries[self.len % TRAIL] = (from as u32, to as u32);
+        self.entries[self.len as usize % TRAIL_SLOTS] = [from as u32, to as u32];
         self.len += 1;
     }
 
     /// The branches as `from -> to`, oldest first.
     pub(super) fn describe(&self, image: &GuestImage) -> Vec<String> {
-        let n = self.len.min(TRAIL);
+        let n = self.len.min(TRAIL as u64);
         (self.len - n..self.len)
             .map(|i| {
-                let (from, to) = self.entries[i % TRAIL];
+                let [from, to] = self.entries[i as usize % TRAIL_SLOTS];
                 format!(
                     "{} -> {}",
                     image.describe(u64::from(from)),

@@ -1,0 +1,119 @@
+//! The charge in the translation (ARCHITECTURE.md decision 2): Unicorn,
+//! patched (`unicorn-patch/charge.patch`), asks for a block's price as it
+//! translates the block, and the translated code then charges it at every
+//! execution, on the fields of [`State`] themselves, exactly as
+//! [`super::charge::charge_block`] would, with no call. The block hook
+//! stays: the translated code calls it at or past `limits.limit` (the
+//! slice's end, a poll, an event, a debugger's resume), and for every
+//! execution of a block it must not charge itself (intercepted entry
+//! points, unpriced instructions, a branch predictor, a flash
+//! accelerator's fetch stalls).
+
+use super::blocks::Price;
+use super::charge::block_price;
+use super::state::{State, Uc, TRAIL_SLOTS};
+use std::ffi::c_void;
+use std::mem::offset_of;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use unicorn_engine_sys::{uc_charge_layout, uc_charge_price, uc_charge_setup, uc_engine, uc_error};
+
+/// The charge in the translation, turned on; off again when dropped.
+pub(super) struct TranslationCharge {
+    /// The handle the pricing callback prices through. Boxed: Unicorn
+    /// keeps its address as the callback's user data.
+    handle: Box<Uc<'static>>,
+}
+
+impl TranslationCharge {
+    /// Turns it on: call before the first `emu_start`, with the block hook
+    /// installed (and no other block hook).
+    pub(super) fn install(emu: &mut Uc<'static>) -> Result<TranslationCharge, uc_error> {
+        let mut charge = TranslationCharge {
+            handle: Box::new(emu.clone()),
+        };
+        let base: *mut State = emu.get_data_mut();
+        let layout = uc_charge_layout {
+            base: base.cast(),
+            cycles: offset(offset_of!(State, clock.cycles)),
+            instructions: offset(offset_of!(State, clock.instructions)),
+            limit: offset(offset_of!(State, limits.limit)),
+            prev_fallthrough: offset(offset_of!(State, clock.prev_fallthrough)),
+            prev_taken_extra: offset(offset_of!(State, clock.prev_taken_extra)),
+            prev_last_insn: offset(offset_of!(State, clock.prev_last_insn)),
+            prev_branch: offset(offset_of!(State, clock.prev_branch)),
+            block_start: offset(offset_of!(State, clock.block_start)),
+            trail_entries: offset(offset_of!(State, trail.entries)),
+            trail_len: offset(offset_of!(State, trail.len)),
+            trail_mask: TRAIL_SLOTS as u64 - 1,
+            price: Some(on_translated),
+            user_data: std::ptr::from_mut(charge.handle.as_mut()).cast(),
+        };
+        // SAFETY: `base` is the engine's state, which lives (at one
+        // address, in the engine's allocation) as long as the engine; the
+        // fields at the offsets have the types the patch's header gives
+        // them (u64; u32 for prev_taken_extra, u8 for prev_branch, u32
+        // pairs for the trail); the user data, the boxed handle, lives
+        // until `drop` turns the charge off.
+        match unsafe { uc_charge_setup(emu.get_handle(), &layout) } {
+            uc_error::OK => Ok(charge),
+            e => Err(e),
+        }
+    }
+}
+
+impl Drop for TranslationCharge {
+    fn drop(&mut self) {
+        // SAFETY: turning the charge off only clears the engine's flag.
+        unsafe { uc_charge_setup(self.handle.get_handle(), std::ptr::null()) };
+    }
+}
+
+fn offset(bytes: usize) -> i64 {
+    bytes as i64
+}
+
+/// Whether the translated code may charge a block at this price itself:
+/// what the block hook does besides the additions (intercepting, counting
+/// unpriced runs, the predictor, a flash accelerator's fetch stalls) needs
+/// the hook.
+fn charged_inline(st: &State, price: &Price) -> bool {
+    price.intercept == 0
+        && !price.unpriced
+        && price.branch == 0
+        && !price.memory
+        && st.predictor.is_none()
+}
+
+/// # Safety
+/// `handle` is the user data `TranslationCharge::install` registered, and
+/// `out` the patch's price to fill. The state is reached through a second
+/// handle while `emu_start` holds the first, as the block hook does.
+unsafe extern "C" fn on_translated(
+    _uc: *mut uc_engine,
+    pc: u64,
+    size: u32,
+    out: *mut uc_charge_price,
+    handle: *mut c_void,
+) -> bool {
+    let emu = unsafe { &mut *handle.cast::<Uc<'static>>() };
+    // a panic must not unwind into C: the block's hook charges it instead,
+    // and reports the panic if it happens again there
+    let priced = catch_unwind(AssertUnwindSafe(|| {
+        let price = block_price(emu, pc, size);
+        (price, charged_inline(emu.get_data(), &price))
+    }));
+    let Ok((price, inline)) = priced else {
+        return false;
+    };
+    let out = unsafe { &mut *out };
+    *out = uc_charge_price {
+        cycles: u64::from(price.cycles),
+        instructions: u64::from(price.instructions),
+        entry_penalty: u64::from(price.entry_penalty),
+        fallthrough: u64::from(price.fallthrough),
+        taken_extra: u64::from(price.taken_extra),
+        last_insn: u64::from(price.last_insn),
+        inline_charge: u32::from(inline),
+    };
+    inline
+}
