@@ -9,10 +9,8 @@
 //! block with the flag: it runs as before.
 
 use super::api::{uc, MachineError};
-use super::mmio::placed_access;
 use super::peripherals;
-use super::state::{stop_with, FlashModel, Uc};
-use super::stop::fault_at;
+use super::state::{FlashModel, Uc};
 use crate::model::memsys::FlashState;
 use crate::model::target::Target;
 use unicorn_engine::unicorn_const::HookType;
@@ -69,7 +67,13 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
         return 0;
     };
     if addr != flash.spec.control || size != 4 {
-        return not_the_register(uc, addr, size, write.is_some());
+        return peripherals::beside_modelled(
+            uc,
+            addr,
+            size,
+            write.is_some(),
+            "beside FLASH_ACR (the one flash register modelled, 32-bit accesses only)",
+        );
     }
     match write {
         None => u64::from(flash.state.acr()),
@@ -78,29 +82,6 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
             0
         }
     }
-}
-
-/// The rest of the page: a peripheral read as 0 with `--peripherals
-/// ignore`, else a fault that names it.
-fn not_the_register(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) -> u64 {
-    if uc.get_data().peripherals.ignored {
-        peripherals::access(uc, addr, size, write);
-        return 0;
-    }
-    let verb = if write { "write" } else { "read" };
-    let place = uc
-        .get_data()
-        .peripherals
-        .map
-        .describe(addr)
-        .unwrap_or_else(|| {
-            "beside FLASH_ACR (the one flash register modelled, 32-bit accesses only)".to_owned()
-        });
-    let kind = format!("{verb} ({size} bytes) {place},");
-    let pc = placed_access(uc, addr).pc;
-    let stop = fault_at(uc, pc, kind, Some(addr));
-    stop_with(uc, stop);
-    0
 }
 
 /// A data read of the flash: its stall charged now.

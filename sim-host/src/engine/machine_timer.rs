@@ -17,8 +17,7 @@
 use super::api::{uc, MachineError};
 use super::mmio::placed_access;
 use super::peripherals;
-use super::state::{stop_with, TimerState, Uc};
-use super::stop::fault_at;
+use super::state::{TimerState, Uc};
 use crate::host::mtimer::{MachineTimer, TimerRegister};
 use crate::model::target::Target;
 use unicorn_engine::RegisterRISCV;
@@ -70,7 +69,13 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
     let base = uc.get_data().machine_timer.as_ref().map_or(0, |t| t.base);
     let register = addr.checked_sub(base).and_then(TimerRegister::at);
     let Some(register) = register.filter(|_| size == 4) else {
-        return not_the_timer(uc, addr, size, write.is_some());
+        return peripherals::beside_modelled(
+            uc,
+            addr,
+            size,
+            write.is_some(),
+            "beside the machine timer's registers (32-bit accesses only)",
+        );
     };
     let now = placed_access(uc, addr).cycles;
     let st = uc.get_data_mut();
@@ -86,29 +91,6 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
             0
         }
     }
-}
-
-/// The rest of the page: a peripheral read as 0 with `--peripherals
-/// ignore`, else a fault that names it.
-fn not_the_timer(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) -> u64 {
-    if uc.get_data().peripherals.ignored {
-        peripherals::access(uc, addr, size, write);
-        return 0;
-    }
-    let verb = if write { "write" } else { "read" };
-    let place = uc
-        .get_data()
-        .peripherals
-        .map
-        .describe(addr)
-        .unwrap_or_else(|| {
-            "beside the machine timer's registers (32-bit accesses only)".to_owned()
-        });
-    let kind = format!("{verb} ({size} bytes) {place},");
-    let pc = placed_access(uc, addr).pc;
-    let stop = fault_at(uc, pc, kind, Some(addr));
-    stop_with(uc, stop);
-    0
 }
 
 /// At a block boundary: ends a finished handler, takes the timer

@@ -122,6 +122,29 @@ pub(super) fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: bool) {
     }
 }
 
+/// An access to a page the host models beside its registers (`beside`
+/// says where, unless the board's map names the address): a peripheral
+/// read as 0 with `--peripherals ignore`, else a fault that names it.
+pub(super) fn beside_modelled(
+    uc: &mut Uc<'_>,
+    addr: u64,
+    size: usize,
+    write: bool,
+    beside: &str,
+) -> u64 {
+    if uc.get_data().peripherals.ignored {
+        access(uc, addr, size, write);
+        return 0;
+    }
+    let verb = if write { "write" } else { "read" };
+    let place = (uc.get_data().peripherals.map.describe(addr)).unwrap_or_else(|| beside.to_owned());
+    let kind = format!("{verb} ({size} bytes) {place},");
+    let pc = placed_access(uc, addr).pc;
+    let stop = fault_at(uc, pc, kind, Some(addr));
+    stop_with(uc, stop);
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
