@@ -1,12 +1,15 @@
 //! Builds Unicorn from the pristine `unicorn-engine-sys` 2.1.5 crate of the
-//! registry with sim-host's patch applied:
+//! registry with sim-host's patches applied:
 //!
 //! 1. the `.crate` file is taken from Cargo's registry cache, or downloaded
 //!    from static.crates.io, and checked against the checksum Cargo.lock
 //!    had for it (a different file is an error);
-//! 2. it is unpacked into `OUT_DIR/stage`, and `charge.patch` applied with
-//!    `patch -p1 --forward` (a patch that does not apply is an error that
-//!    shows `patch`'s output);
+//! 2. it is unpacked into `OUT_DIR/stage`, and our patches applied in
+//!    order with `patch -p1 --forward` (a patch that does not apply is an
+//!    error that shows `patch`'s output): `charge.patch`, the cycle charge
+//!    in the translated code (issue 31), then `memhook.patch`, memory hooks
+//!    found through the TLB entries of the pages they cover instead of
+//!    sending every load and store to the slow path (issue 27);
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
 //!    configures once and then builds incrementally (a changed patch
 //!    recompiles only what it changed);
@@ -14,7 +17,7 @@
 //!    names upstream's build gives them (the unicorn-engine crate uses
 //!    them).
 //!
-//! The build runs again only when this file or the patch changes.
+//! The build runs again only when this file or a patch changes.
 
 use bindgen::callbacks::{EnumVariantValue, ParseCallbacks};
 use heck::ToUpperCamelCase;
@@ -28,11 +31,14 @@ const CRATE: &str = "unicorn-engine-sys-2.1.5";
 const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7bb91d8";
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
-const PATCH: &str = "charge.patch";
+/// Our patches, applied in this order (each names the files it changes).
+const PATCHES: [&str; 2] = ["charge.patch", "memhook.patch"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed={PATCH}");
+    for patch in PATCHES {
+        println!("cargo:rerun-if-changed={patch}");
+    }
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     let krate = pristine_crate(&out);
     let src = patched_source(&out, &krate);
@@ -109,7 +115,17 @@ fn patched_source(out: &Path, krate: &Path) -> PathBuf {
     if !tar.success() {
         fail(format!("unpacking {} failed ({tar})", krate.display()));
     }
-    let patch = Path::new(&env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join(PATCH);
+    for patch in PATCHES {
+        apply(patch, &stage.join(CRATE));
+    }
+    let src = out.join("src");
+    sync(&stage, &src);
+    src.join(CRATE)
+}
+
+/// Applies our patch `name` to the unpacked source `dir`.
+fn apply(name: &str, dir: &Path) {
+    let patch = Path::new(&env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join(name);
     let applied = Command::new("patch")
         .args([
             "-p1",
@@ -119,7 +135,7 @@ fn patched_source(out: &Path, krate: &Path) -> PathBuf {
             "-i",
         ])
         .arg(&patch)
-        .current_dir(stage.join(CRATE))
+        .current_dir(dir)
         .output()
         .unwrap_or_else(|e| {
             fail(format!(
@@ -134,9 +150,6 @@ fn patched_source(out: &Path, krate: &Path) -> PathBuf {
             String::from_utf8_lossy(&applied.stderr)
         ));
     }
-    let src = out.join("src");
-    sync(&stage, &src);
-    src.join(CRATE)
 }
 
 /// Copies the files of `from` that are missing or different in `to`.
