@@ -24,7 +24,7 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
     Some(Box::new(FlashModel {
         state: FlashState::new(&spec),
         spec,
-        blocks: std::collections::HashMap::new(),
+        blocks: rustc_hash::FxHashMap::default(),
         observed: (0, 0),
     }))
 }

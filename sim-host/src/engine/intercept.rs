@@ -48,6 +48,7 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     let call_site = (ret & !1).saturating_sub(4);
     st.arp.counters.cycles.set(st.clock.cycles);
     st.arp.counters.instructions.set(st.clock.instructions);
+    st.arp.counters.memory.set(st.memory_counters());
     let current = st.threads.current;
     let core = st.threads.sched.thread(current).core.unwrap_or(0) as u32;
     st.arp.counters.core.set(core);

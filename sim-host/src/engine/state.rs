@@ -64,7 +64,7 @@ pub(super) struct FlashModel {
     pub(super) state: crate::model::memsys::FlashState,
     /// Per block start: its flash lines in order, each with the cycles
     /// its instructions take.
-    pub(super) blocks: HashMap<u32, Box<[(u32, u32)]>>,
+    pub(super) blocks: rustc_hash::FxHashMap<u32, Box<[(u32, u32)]>>,
     /// The fetch and data stalls observers have been told of.
     pub(super) observed: (u64, u64),
 }
@@ -326,6 +326,12 @@ pub(super) struct DebugMarks {
 }
 
 impl State {
+    /// The memory-system models' running totals, summed (`None` on a target
+    /// without one).
+    pub(super) fn memory_counters(&self) -> Option<crate::model::memory_counters::MemoryCounters> {
+        self.flash.as_ref().map(|f| f.state.stats.counters())
+    }
+
     /// A device write moved a timer or pended an exception: the block hook
     /// looks at the next block boundary, also inside a block a debugger
     /// resumed in.

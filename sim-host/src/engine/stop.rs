@@ -160,6 +160,7 @@ pub(super) fn outcome(
     }
     st.arp.counters.cycles.set(st.clock.cycles);
     st.arp.counters.instructions.set(st.clock.instructions);
+    st.arp.counters.memory.set(st.memory_counters());
     let (arp_file, arp_error) = match st.arp.conclude(complete) {
         None => (None, None),
         Some(Ok(summary)) => (

@@ -17,6 +17,7 @@
 //! recording mode.
 
 use crate::host::counters::{CounterSet, Counters, Measure};
+use crate::model::memory_counters::MemoryCounters;
 use arpsim::engine::{Engine, FinishSummary, SectionKind};
 use arpsim::error::{ArpError, Severity};
 use arpsim::paths::PathInterner;
@@ -133,6 +134,8 @@ struct Frame {
     site: u64,
     cycles: u64,
     instructions: u64,
+    /// The memory-system totals at the enter, on a target that has them.
+    memory: Option<MemoryCounters>,
 }
 
 /// A section open in a thread, as a debugger shows it.
@@ -163,6 +166,9 @@ pub struct TraceStats {
     pub min_cycles: u64,
     pub max_cycles: u64,
     pub total_instructions: u64,
+    /// The memory system's stalls, hits and misses in all its samples
+    /// (`None` on a target without a memory-system model).
+    pub memory: Option<MemoryCounters>,
 }
 
 /// The most section ids the rows of a section table hold in all (the sum
@@ -182,6 +188,7 @@ struct NodeStats {
     min_cycles: u64,
     max_cycles: u64,
     total_instructions: u64,
+    memory: Option<MemoryCounters>,
 }
 
 /// Per-trace statistics of every section, recorded on leave.
@@ -250,6 +257,7 @@ impl SectionStats {
             site,
             cycles: c.cycles.get(),
             instructions: c.instructions.get(),
+            memory: c.memory.get(),
         });
     }
 
@@ -273,6 +281,7 @@ impl SectionStats {
             min_cycles: u64::MAX,
             max_cycles: 0,
             total_instructions: 0,
+            memory: None,
         });
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
@@ -281,6 +290,10 @@ impl SectionStats {
         t.min_cycles = t.min_cycles.min(cycles);
         t.max_cycles = t.max_cycles.max(cycles);
         t.total_instructions += instructions;
+        if let (Some(now), Some(then)) = (c.memory.get(), frame.memory) {
+            let spent = now.since(then);
+            t.memory = Some(t.memory.map_or(spent, |m| m.plus(spent)));
+        }
     }
 
     /// A thread starts with a copy of its parent's open sections.
@@ -344,6 +357,7 @@ impl SectionStats {
                 min_cycles: t.min_cycles,
                 max_cycles: t.max_cycles,
                 total_instructions: t.total_instructions,
+                memory: t.memory,
             });
         }
         traces.sort_by(|a, b| a.path.cmp(&b.path));

@@ -43,6 +43,9 @@ pub struct Counters {
     /// their recorded cost into the clock (a profiled section around a
     /// parallelised loop must keep its parallel time).
     pub(crate) kernel: Cell<bool>,
+    /// The memory-system models' running totals, on a target that has
+    /// one (`model::memory_counters`): sections keep their difference.
+    pub memory: Cell<Option<crate::model::memory_counters::MemoryCounters>>,
 }
 
 impl Counters {

@@ -262,6 +262,21 @@ pub struct FlashStats {
     pub blocks_below_required_latency: u64,
 }
 
+impl FlashStats {
+    /// Its share of the run's memory counters (`model::memory_counters`):
+    /// prefetched lines are neither hits nor misses.
+    pub fn counters(&self) -> crate::model::memory_counters::MemoryCounters {
+        crate::model::memory_counters::MemoryCounters {
+            fetch_stall: self.fetch_stall,
+            data_stall: self.data_stall,
+            fetch_hits: self.icache_hits,
+            fetch_misses: self.icache_misses,
+            data_hits: self.dcache_hits,
+            data_misses: self.dcache_misses,
+        }
+    }
+}
+
 /// A cache of whole lines, fully associative, least recently used
 /// replaced: `lines[0]` the most recently used.
 #[derive(Debug, Clone, Default)]

@@ -9,6 +9,7 @@ pub mod decode;
 pub mod exit;
 pub mod isa;
 pub mod limits;
+pub mod memory_counters;
 pub mod memsys;
 pub mod peripherals;
 pub mod predictor;

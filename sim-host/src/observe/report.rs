@@ -19,7 +19,10 @@
 //!                   "kind": "plain"|"kernel"|"profiled",
 //!                   "count": integer, "total_cycles": integer, "mean_cycles": number,
 //!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
-//!                   "share": number } ],
+//!                   "share": number,
+//!                   "memory"?: { "fetch_stall": integer, "data_stall": integer,
+//!                                "fetch_hits": integer, "fetch_misses": integer,
+//!                                "data_hits": integer, "data_misses": integer } } ],
 //!   "arp_file": null | { "path": string, "records": integer, "partial": bool },
 //!   "warnings": [string],
 //!   "unpriced"?: [ { "mnemonic": string, "class": string, "executions": integer } ],
@@ -43,6 +46,11 @@
 //! Version 2 added `sections[].names`: each section's name, as
 //! `observe::section_names` gives it (its `ato_kernel*` / `ato_profile*`
 //! label, else `function (file:line)` of its enter call).
+//!
+//! `sections[].memory` (added in version 3, present only on a target with
+//! a memory-system model such as `stm32f407`'s flash accelerator) is what
+//! the memory system did between each sample's enter and leave, summed
+//! (`model::memory_counters`; issue 27).
 //!
 //! Version 3 lists at most the first 64 threads of a core in
 //! `cores[].threads` (in order of first run) and counts them all in
@@ -152,6 +160,10 @@ pub struct SectionRow {
     pub total_instructions: u64,
     /// Fraction of the program's cycles.
     pub share: f64,
+    /// The memory system's stalls, hits and misses in the section's
+    /// samples, on a target with a memory-system model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::model::memory_counters::MemoryCounters>,
 }
 
 #[derive(Debug, Serialize)]
@@ -246,6 +258,11 @@ impl Report {
         if !self.sections.is_empty() {
             out.push_str(&sections_table(&self.sections));
             out.push('\n');
+            let memory = memory_table(&self.sections);
+            if !memory.is_empty() {
+                out.push_str(&memory);
+                out.push('\n');
+            }
         }
         let t = &self.totals;
         let _ = writeln!(
@@ -436,8 +453,42 @@ pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> V
             max_cycles: t.max_cycles,
             total_instructions: t.total_instructions,
             share: t.total_cycles as f64 / cycles.max(1) as f64,
+            memory: t.memory,
         })
         .collect()
+}
+
+/// The memory system's share of each section, as the report prints it
+/// (empty on a target without a memory-system model).
+pub fn memory_table(rows: &[SectionRow]) -> String {
+    let mut out = String::new();
+    let with: Vec<(String, crate::model::memory_counters::MemoryCounters)> = rows
+        .iter()
+        .filter_map(|r| Some((section_label(r), r.memory?)))
+        .collect();
+    if with.is_empty() {
+        return out;
+    }
+    let width = with.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(12);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
+        "memory system", "fetch stall", "data stall", "I hits", "I misses", "D hits", "D misses"
+    );
+    for (label, m) in &with {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
+            label,
+            m.fetch_stall,
+            m.data_stall,
+            m.fetch_hits,
+            m.fetch_misses,
+            m.data_hits,
+            m.data_misses
+        );
+    }
+    out
 }
 
 /// The section table as the report prints it.
@@ -547,4 +598,52 @@ pub fn flash_text(f: &crate::engine::FlashReport) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::memory_counters::MemoryCounters;
+
+    fn row(sid: u16, memory: Option<MemoryCounters>) -> SectionRow {
+        SectionRow {
+            path: vec![sid],
+            functions: vec![None],
+            sources: Vec::new(),
+            names: vec![format!("kernel{sid}")],
+            kind: "kernel",
+            count: 1,
+            total_cycles: 10,
+            mean_cycles: 10.0,
+            min_cycles: 10,
+            max_cycles: 10,
+            total_instructions: 5,
+            share: 1.0,
+            memory,
+        }
+    }
+
+    #[test]
+    fn the_memory_table_lists_each_section_with_a_model_and_is_absent_without() {
+        assert_eq!(memory_table(&[row(1, None)]), "");
+        let m = MemoryCounters {
+            fetch_stall: 25,
+            data_stall: 20,
+            fetch_hits: 3,
+            fetch_misses: 5,
+            data_hits: 7,
+            data_misses: 4,
+        };
+        let table = memory_table(&[row(1, None), row(2, Some(m))]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 2, "{table}");
+        let numbers: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(numbers, ["2", "kernel2", "25", "20", "3", "5", "7", "4"]);
+        let json = serde_json::to_value(row(2, Some(m))).unwrap();
+        assert_eq!(json["memory"]["data_misses"], 4);
+        assert!(serde_json::to_value(row(1, None))
+            .unwrap()
+            .get("memory")
+            .is_none());
+    }
 }

@@ -22,7 +22,7 @@ sim-host monitor commands:
             and instructions so far
   sections [N]  the ARP sections open in the thread that stopped (or in gdb thread N),
             and the section table so far
-  cache     the flash accelerator's stalls, cache hits and misses so far
+  cache     the flash accelerator's stalls, cache hits and misses so far, in all and by section
             (targets with one, such as stm32f407)
   reset     start the run again from its first instruction (a fresh data.arp and report)
   help      this list";
@@ -37,15 +37,28 @@ pub fn run(guest: &DebugGuest, command: &str) -> Reply {
                 Ok(thread) => sections(guest, thread),
                 Err(e) => e,
             },
-            ("cache", None, _) => guest.flash().map_or_else(
-                || "this target has no flash accelerator or cache model".to_owned(),
-                |f| report::flash_text(&f),
-            ),
+            ("cache", None, _) => cache(guest),
             ("reset", None, _) => return Reply::Reset,
             ("" | "help", None, _) => HELP.to_owned(),
             _ => format!("unknown monitor command `{command}`\n{HELP}"),
         },
     )
+}
+
+/// The memory system's counts so far: the whole run's, then each
+/// section's.
+fn cache(guest: &DebugGuest) -> String {
+    let Some(flash) = guest.flash() else {
+        return "this target has no flash accelerator or cache model".to_owned();
+    };
+    let mut out = report::flash_text(&flash);
+    let (traces, total) = guest.section_traces();
+    let rows = report::section_rows(&traces, &guest.image(), total);
+    let table = report::memory_table(&rows);
+    if !table.is_empty() {
+        let _ = write!(out, "\nby section so far:\n{table}");
+    }
+    out.trim_end().to_owned()
 }
 
 /// The guest thread of gdb thread number `text`.
