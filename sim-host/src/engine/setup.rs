@@ -131,6 +131,10 @@ pub(super) fn run_once(
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     // kept until the run ends: the block hook is removed when dropped
     let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
+    let _flash_reads = match options.counting {
+        Counting::Off => None,
+        _ => super::flash::DataReadHook::install(&emu)?,
+    };
     let _translation_charge = install_translation_charge(&mut emu, options)?;
     install_observers(&mut emu, &options.observers)?;
     install_exception_hooks(&mut emu, &image, &target, options.counting)?;
