@@ -97,9 +97,9 @@ fn flash_accelerator_reruns_are_identical() {
     assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
 }
 
-/// Callgrind gets the stalls as two more events: the file's summary is the
-/// report's totals, and lines65's own FetchStall is its hand-derived
-/// count.
+/// Callgrind gets the stalls, hits and misses as six more events: the
+/// file's summary is the report's totals, and lines65's own FetchStall and
+/// FetchMiss are their hand-derived counts.
 #[test]
 fn callgrind_has_the_flash_stalls_as_events() {
     let dir = e2e_tests::scratch("flash-callgrind");
@@ -124,15 +124,20 @@ fn callgrind_has_the_flash_stalls_as_events() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
     assert!(
         cg.lines()
-            .any(|l| l == "events: Cycles Instructions FetchStall DataStall"),
+            .any(|l| l == "events: Cycles Instructions FetchStall DataStall FetchHit FetchMiss DataHit DataMiss"),
         "{cg}"
     );
+    let f = &report["flash"];
     let summary = format!(
-        "summary: {} {} {} {}",
+        "summary: {} {} {} {} {} {} {} {}",
         report["totals"]["cycles"],
         report["totals"]["instructions"],
-        report["flash"]["fetch_stall"],
-        report["flash"]["data_stall"]
+        f["fetch_stall"],
+        f["data_stall"],
+        f["icache_hits"],
+        f["icache_misses"],
+        f["dcache_hits"],
+        f["dcache_misses"]
     );
     assert!(cg.lines().any(|l| l == summary), "{summary}\n{cg}");
     // lines65 runs four times (kernels 15..18: 100, 200, 100, 200
@@ -149,8 +154,13 @@ fn callgrind_has_the_flash_stalls_as_events() {
     let expected = 300 * 2 * 65 * 5 + 4 * 5 * prologue_lines;
     let mut own = cg.lines().skip_while(|l| !l.ends_with(" lines65"));
     let line = own.nth(1).unwrap();
-    let fetch: u64 = line.split(' ').nth(3).unwrap().parse().unwrap();
-    assert_eq!(fetch, expected, "{line}");
+    let column = |n: usize| -> u64 { line.split(' ').nth(n).unwrap().parse().unwrap() };
+    assert_eq!(column(3), expected, "{line}");
+    // each of those line reads is a miss; so are, per call, the two reads
+    // of lines65's own lines at LATENCY 0, which stall nothing: its first
+    // line before `acr_set` switches the accelerator on, and the line of
+    // its POP after `acr_set` sets FLASH_ACR back to 0
+    assert_eq!(column(6), expected / 5 + 4 * 2, "{line}");
 }
 
 /// Each section's share of the stalls, hits and misses (`sections[].memory`

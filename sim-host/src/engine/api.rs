@@ -43,11 +43,11 @@ pub trait ExecutionObserver {
     /// the core's cycle count goes from `cycles_before` to `cycles_after`
     /// (including a taken-branch penalty for entering it).
     fn block(&mut self, addr: u64, instructions: u32, cycles_before: u64, cycles_after: u64);
-    /// On a target with a flash accelerator, before each block: the stall
-    /// cycles of instruction fetches and data reads charged since the
-    /// previous block (among the cycles `block` is told of; a data read's
-    /// stall is charged while its block runs, so it comes with the next).
-    fn stalls(&mut self, _fetch: u64, _data: u64) {}
+    /// On a target with a memory-system model, before each block: what it
+    /// did since the previous block (its stall cycles are among the cycles
+    /// `block` is told of; a data access's is charged while its block
+    /// runs, so it comes with the next).
+    fn memory_system(&mut self, _since_last: crate::model::memory_counters::MemoryCounters) {}
     /// A load or store by the instruction at `pc` (only if `wants_memory`).
     fn memory(&mut self, _pc: u64, _addr: u64, _size: usize, _write: bool) {}
     /// Whether to observe loads and stores (slow: a hook per access).

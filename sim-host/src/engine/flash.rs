@@ -27,7 +27,6 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
         state: FlashState::new(&spec),
         spec,
         blocks: rustc_hash::FxHashMap::default(),
-        observed: (0, 0),
     }))
 }
 

@@ -229,6 +229,7 @@ pub(super) fn new_state(
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
         flash: super::flash::state(target),
+        memory_observed: Default::default(),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -571,16 +572,14 @@ pub(super) fn install_observers(
                 let (before, after) = (st.clock.observed, st.clock.cycles);
                 st.clock.observed = after;
                 let instructions = price.map_or(0, |p| p.instructions);
-                let stalls = st.flash.as_mut().map(|f| {
-                    let s = f.state.stats;
-                    let (fetch, data) = f.observed;
-                    f.observed = (s.fetch_stall, s.data_stall);
-                    (s.fetch_stall - fetch, s.data_stall - data)
+                let memory = st.memory_counters().map(|now| {
+                    let then = std::mem::replace(&mut st.memory_observed, now);
+                    now.since(then)
                 });
                 for o in &all {
                     let mut o = o.borrow_mut();
-                    if let Some((fetch, data)) = stalls {
-                        o.stalls(fetch, data);
+                    if let Some(since_last) = memory {
+                        o.memory_system(since_last);
                     }
                     o.block(addr, instructions, before, after);
                 }

@@ -53,6 +53,8 @@ pub(super) struct State {
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
     /// The flash accelerator, when the target file describes one.
     pub(super) flash: Option<Box<FlashModel>>,
+    /// The memory-system totals observers have been told of.
+    pub(super) memory_observed: crate::model::memory_counters::MemoryCounters,
     pub(super) unpriced: UnpricedLog,
 }
 
@@ -65,8 +67,6 @@ pub(super) struct FlashModel {
     /// Per block start: its flash lines in order, each with the cycles
     /// its instructions take.
     pub(super) blocks: rustc_hash::FxHashMap<u32, Box<[(u32, u32)]>>,
-    /// The fetch and data stalls observers have been told of.
-    pub(super) observed: (u64, u64),
 }
 
 impl FlashModel {

@@ -41,6 +41,7 @@
 use crate::engine::{ExceptionEvent, ExecutionObserver};
 use crate::image::elf::GuestImage;
 use crate::model::decode::Decoder;
+use crate::model::memory_counters::MemoryCounters;
 use crate::model::target::{Arch, InsnClass};
 use crate::observe::shadow::{Returns, ShadowStack};
 use std::collections::BTreeMap;
@@ -58,39 +59,49 @@ pub enum CallgrindError {
     Decode(#[from] crate::model::decode::DecodeError),
 }
 
-/// Cycles and instructions; on a target with a flash accelerator, the
-/// stall cycles of instruction fetches and data reads among the cycles.
+/// Cycles and instructions; on a target with a memory-system model, its
+/// stall cycles (among the cycles), hits and misses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cost {
     pub cycles: u64,
     pub instructions: u64,
-    pub fetch_stall: u64,
-    pub data_stall: u64,
+    pub memory: MemoryCounters,
 }
+
+/// The events of a file for a target with a memory-system model (the
+/// columns of [`Cost::columns`]).
+const MEMORY_EVENTS: &str =
+    "events: Cycles Instructions FetchStall DataStall FetchHit FetchMiss DataHit DataMiss";
 
 impl Cost {
     fn add(&mut self, other: Cost) {
         self.cycles += other.cycles;
         self.instructions += other.instructions;
-        self.fetch_stall += other.fetch_stall;
-        self.data_stall += other.data_stall;
+        self.memory = self.memory.plus(other.memory);
     }
     fn since(self, earlier: Cost) -> Cost {
         Cost {
             cycles: self.cycles.saturating_sub(earlier.cycles),
             instructions: self.instructions.saturating_sub(earlier.instructions),
-            fetch_stall: self.fetch_stall.saturating_sub(earlier.fetch_stall),
-            data_stall: self.data_stall.saturating_sub(earlier.data_stall),
+            memory: self.memory.since(earlier.memory),
         }
     }
 
-    /// The event columns of a cost line: two, or four with the flash
-    /// accelerator's stalls.
-    fn columns(&self, stalls: bool) -> String {
-        if stalls {
+    /// The event columns of a cost line: two, or eight with the memory
+    /// system's ([`MEMORY_EVENTS`]).
+    fn columns(&self, memory: bool) -> String {
+        let m = &self.memory;
+        if memory {
             format!(
-                "{} {} {} {}",
-                self.cycles, self.instructions, self.fetch_stall, self.data_stall
+                "{} {} {} {} {} {} {} {}",
+                self.cycles,
+                self.instructions,
+                m.fetch_stall,
+                m.data_stall,
+                m.fetch_hits,
+                m.fetch_misses,
+                m.data_hits,
+                m.data_misses
             )
         } else {
             format!("{} {}", self.cycles, self.instructions)
@@ -228,10 +239,10 @@ pub struct CallgrindCollector {
     /// the source annotation.
     block_costs: rustc_hash::FxHashMap<(u64, usize), Cost>,
     total: Cost,
-    /// The flash accelerator's stalls since the last block (the engine
-    /// reports them only on targets with one: then `stalls` is set and
-    /// the file has the FetchStall and DataStall events).
-    pending_stalls: (u64, u64),
+    /// What the memory system did since the last block (the engine
+    /// reports it only on targets with a model: then `stalls` is set and
+    /// the file has [`MEMORY_EVENTS`]).
+    pending_memory: MemoryCounters,
     stalls: bool,
 }
 
@@ -256,7 +267,7 @@ impl CallgrindCollector {
             call_sites: BTreeMap::new(),
             block_costs: Default::default(),
             total: Cost::default(),
-            pending_stalls: (0, 0),
+            pending_memory: MemoryCounters::default(),
             stalls: false,
         })
     }
@@ -480,7 +491,7 @@ impl CallgrindCollector {
         writeln!(w, "cmd: {elf}")?;
         writeln!(w, "positions: line")?;
         if self.stalls {
-            writeln!(w, "events: Cycles Instructions FetchStall DataStall")?;
+            writeln!(w, "{MEMORY_EVENTS}")?;
         } else {
             writeln!(w, "events: Cycles Instructions")?;
         }
@@ -649,10 +660,9 @@ impl CallgrindCollector {
 }
 
 impl ExecutionObserver for CallgrindCollector {
-    fn stalls(&mut self, fetch: u64, data: u64) {
+    fn memory_system(&mut self, since_last: MemoryCounters) {
         self.stalls = true;
-        self.pending_stalls.0 += fetch;
-        self.pending_stalls.1 += data;
+        self.pending_memory = self.pending_memory.plus(since_last);
     }
 
     /// Costs start again; the analysed blocks stay.
@@ -684,7 +694,7 @@ impl ExecutionObserver for CallgrindCollector {
     fn block(&mut self, addr: u64, instructions: u32, _cycles_before: u64, cycles_after: u64) {
         let addr = addr & !1;
         let info = self.info(addr, instructions);
-        let (fetch_stall, data_stall) = std::mem::take(&mut self.pending_stalls);
+        let memory = std::mem::take(&mut self.pending_memory);
         let thread = self.current;
         let t = self.thread_mut(thread);
         // The thread's own clock, not `cycles_before`: the machine's
@@ -692,8 +702,7 @@ impl ExecutionObserver for CallgrindCollector {
         let cost = Cost {
             cycles: cycles_after.saturating_sub(t.clock),
             instructions: u64::from(instructions),
-            fetch_stall,
-            data_stall,
+            memory,
         };
         t.clock = cycles_after;
         let prev = t.prev.replace(info);
