@@ -5,9 +5,11 @@
 //!     cargo bench -p sim-host --bench emulation
 //!
 //! Three guests of one target — `filter` (memory-heavy), the `statemachine`
-//! tokenizer (branch-dense) and `arpcalls` (ARP enter/leave pairs) — in
-//! their `-long` builds (800 images, 15,000 passes, 20,000,000 pairs: long
-//! enough that qemu takes seconds and its start-up is a small share; the
+//! tokenizer (branch-dense) and `arpcalls` (ARP enter/leave pairs) — and,
+//! on a target whose guests use the FPU (cortex-m4f), the float guest
+//! `dsp` (its float FIR and biquad repeated), in their `-long` builds
+//! (1,600 images, 15,000 passes, 80,000,000 pairs, 100,000 repeats: long
+//! enough that qemu takes over 2 s and its start-up is a small share; the
 //! shorter `-bench` builds with `EMULATION_LENGTH=bench`), each run by:
 //!
 //! - `bare unicorn`: the crate's own loader and engine set-up
@@ -24,7 +26,12 @@
 //!   by the block hook (`ChargePath::Hook`, the path before issue 31);
 //! - `per-instruction hook`: a code hook on every instruction adding its
 //!   cost (`Counting::PerInstruction`, ARP record_average), the method
-//!   Unicorn-based simulators commonly use;
+//!   Unicorn-based simulators commonly use. At about 12 MIPS a `-long`
+//!   guest would take minutes per round, so with `-long` this variant runs
+//!   the guest's `-bench` build and its row gives that run's time scaled
+//!   to the long build's instructions at the rate it measured (start-up +
+//!   (time - start-up) x long instructions / bench instructions), said so
+//!   under the table;
 //! - `qemu` and `qemu -icount shift=0`: the target's reference machine
 //!   (`[guest] qemu` of its target file: `qemu-system-arm -M mps2-an386` for
 //!   cortex-m4), wall time of the whole process (start-up included),
@@ -62,11 +69,17 @@ use std::time::{Duration, Instant};
 
 /// The guests, each built as `<name><length>.elf` (`-long` by default,
 /// `EMULATION_LENGTH=bench` for the short builds).
-const GUESTS: [(&str, &str); 3] = [
+const GUESTS: [(&str, &str); 4] = [
     ("filter", "memory-heavy"),
     ("statemachine", "branch-dense"),
     ("arpcalls", "ARP-call-dense"),
+    (FLOAT_GUEST, "float"),
 ];
+
+/// The float guest, run by default only on a target whose guests are
+/// built for the FPU (`-mfloat-abi=hard`): elsewhere it would measure the
+/// soft-float library.
+const FLOAT_GUEST: &str = "dsp";
 
 /// A guest that does next to nothing: each variant's start-up alone.
 const STARTUP_GUEST: &str = "statemachine-startup";
@@ -179,7 +192,7 @@ fn run_with_console(
     assert_eq!(outcome.stop, Stop::Exit(0), "{}", elf.display());
     (
         elapsed,
-        (counting == Counting::Blocks).then_some(outcome.instructions),
+        (counting != Counting::Off).then_some(outcome.instructions),
         outcome.console,
     )
 }
@@ -275,20 +288,42 @@ fn selected_variants(t: &Target, target_name: &str) -> Vec<(Variant, &'static st
     variants
 }
 
+/// One guest of the table: its build of the chosen length, and the
+/// shorter `-bench` build the per-instruction hook runs when that length is
+/// `-long`.
+struct Guest {
+    name: String,
+    kind: &'static str,
+    elf: PathBuf,
+    image: GuestImage,
+    short: Option<(PathBuf, GuestImage)>,
+}
+
+impl Guest {
+    /// The build `variant` runs.
+    fn build_for(&self, variant: Variant) -> (&Path, &GuestImage) {
+        match (&self.short, variant) {
+            (Some((elf, image)), Variant::PerInstruction) => (elf, image),
+            _ => (&self.elf, &self.image),
+        }
+    }
+}
+
+fn hard_float(t: &Target) -> bool {
+    t.guest.cflags.iter().any(|f| f == "-mfloat-abi=hard")
+}
+
 /// The guests `EMULATION_GUESTS` selects (by base name), of the length
 /// chosen, that are built.
-fn selected_guests(
-    guests_dir: &Path,
-    length: &str,
-    t: &Target,
-) -> Vec<(String, &'static str, PathBuf, GuestImage)> {
+fn selected_guests(guests_dir: &Path, length: &str, t: &Target) -> Vec<Guest> {
     let wanted = env_list("EMULATION_GUESTS");
     let mut guests = Vec::new();
     for (base, kind) in GUESTS {
-        if wanted
-            .as_ref()
-            .is_some_and(|w| !w.iter().any(|n| n == base))
-        {
+        let chosen = match &wanted {
+            Some(w) => w.iter().any(|n| n == base),
+            None => base != FLOAT_GUEST || hard_float(t),
+        };
+        if !chosen {
             continue;
         }
         let name = format!("{base}{length}");
@@ -301,7 +336,18 @@ fn selected_guests(
             continue;
         }
         let image = GuestImage::load(&elf, t).unwrap();
-        guests.push((name, kind, elf, image));
+        let short_elf = guests_dir.join(format!("{base}-bench.elf"));
+        let short = (length == "-long")
+            .then(|| GuestImage::load(&short_elf, t).ok())
+            .flatten()
+            .map(|image| (short_elf, image));
+        guests.push(Guest {
+            name,
+            kind,
+            elf,
+            image,
+            short,
+        });
     }
     guests
 }
@@ -313,12 +359,13 @@ struct Measures {
     times: Vec<Vec<Vec<Duration>>>,
     /// startup[variant][round]
     startup: Vec<Vec<Duration>>,
-    instructions: Vec<Option<u64>>,
+    /// instructions[guest][variant]: counted by the sim-host variants
+    instructions: Vec<Vec<Option<u64>>>,
 }
 
 fn measure(
     rounds: usize,
-    guests: &[(String, &str, PathBuf, GuestImage)],
+    guests: &[Guest],
     variants: &[(Variant, &str)],
     startup: Option<&(PathBuf, GuestImage)>,
     t: &Target,
@@ -328,16 +375,17 @@ fn measure(
     let mut m = Measures {
         times: vec![vec![Vec::new(); variants.len()]; guests.len()],
         startup: vec![Vec::new(); variants.len()],
-        instructions: vec![None; guests.len()],
+        instructions: vec![vec![None; variants.len()]; guests.len()],
     };
     let started = Instant::now();
     for round in 0..rounds {
-        for (g, (_, _, elf, image)) in guests.iter().enumerate() {
+        for (g, guest) in guests.iter().enumerate() {
             for (v, (variant, _)) in variants.iter().enumerate() {
+                let (elf, image) = guest.build_for(*variant);
                 let (time, count) = run_once(*variant, elf, image, t, dir);
                 m.times[g][v].push(time);
-                if let Some(count) = count {
-                    m.instructions[g] = Some(count);
+                if count.is_some() {
+                    m.instructions[g][v] = count;
                 }
             }
         }
@@ -392,7 +440,7 @@ fn main() {
     let measures_sim_host = variants
         .iter()
         .any(|(v, _)| matches!(v, Variant::Average | Variant::AverageHook | Variant::All));
-    let arpcalls = guests.iter().position(|g| g.0.starts_with("arpcalls"));
+    let arpcalls = guests.iter().position(|g| g.name.starts_with("arpcalls"));
     let mut pair_cost = match arpcalls {
         Some(_) if measures_sim_host => PairCost::new(&guests_dir, &length, &t),
         _ => None,
@@ -436,7 +484,7 @@ fn main() {
 /// medians of the arpcalls guest.
 fn print_table(
     m: &mut Measures,
-    guests: &[(String, &str, PathBuf, GuestImage)],
+    guests: &[Guest],
     variants: &[(Variant, &str)],
     startups: &[f64],
     arpcalls: Option<usize>,
@@ -447,11 +495,32 @@ fn print_table(
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let index = |want: Variant| variants.iter().position(|(v, _)| *v == want);
     let mut arpcalls_medians = Vec::new();
-    for (g, (name, kind, _, _)) in guests.iter().enumerate() {
-        let medians: Vec<f64> = m.times[g]
+    let mut scaled_notes = Vec::new();
+    for (g, guest) in guests.iter().enumerate() {
+        // the guest's work: what the sim-host variants counted on this build
+        let work = variants
+            .iter()
+            .zip(&m.instructions[g])
+            .find_map(|((v, _), n)| n.filter(|_| guest.build_for(*v).0 == guest.elf));
+        let mut medians: Vec<f64> = m.times[g]
             .iter_mut()
             .map(|t| median(t).as_secs_f64())
             .collect();
+        for (v, (variant, name)) in variants.iter().enumerate() {
+            let (elf, _) = guest.build_for(*variant);
+            let (Some(long), Some(short)) = (work, m.instructions[g][v]) else {
+                continue;
+            };
+            if elf != guest.elf {
+                let measured = medians[v];
+                medians[v] = startups[v] + (measured - startups[v]) * long as f64 / short as f64;
+                scaled_notes.push(format!(
+                    "{} / {name}: run on {} ({short} instructions, median {measured:.3} s), time scaled to {long} instructions",
+                    guest.name,
+                    elf.file_name().unwrap_or_default().to_string_lossy(),
+                ));
+            }
+        }
         let ratio = |v: usize, base: Option<usize>| {
             base.map_or("—".to_owned(), |b| {
                 format!("{:.2}", medians[b] / medians[v])
@@ -459,12 +528,14 @@ fn print_table(
         };
         for (v, (_, vname)) in variants.iter().enumerate() {
             let mips = |secs: f64| {
-                m.instructions[g].map_or("—".to_owned(), |n| {
+                work.map_or("—".to_owned(), |n| {
                     format!("{:.0}", n as f64 / secs / 1e6)
                 })
             };
             println!(
-                "| {name} ({kind}) | {vname} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
+                "| {} ({}) | {vname} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
+                guest.name,
+                guest.kind,
                 medians[v],
                 startups[v],
                 mips(medians[v]),
@@ -474,12 +545,15 @@ fn print_table(
                 ratio(v, index(Variant::Bare)),
             );
         }
-        if let Some(n) = m.instructions[g] {
+        if let Some(n) = work {
             println!("|  | ({n} guest instructions) | | | | | | | |");
         }
         if Some(g) == arpcalls {
             arpcalls_medians = medians;
         }
+    }
+    for note in scaled_notes {
+        println!("- scaled: {note}");
     }
     arpcalls_medians
 }

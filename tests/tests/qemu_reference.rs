@@ -141,3 +141,40 @@ fn expected_checksums_agree_with_a_native_build() {
         expected_output("filter")
     );
 }
+
+/// Issue 31: the float guest of the emulation benchmark (dsp's float
+/// kernels repeated, the -bench build; -long is the same code repeated
+/// longer) prints under our simulator exactly what it prints under QEMU on
+/// cortex-m4f, whose FPU runs it.
+#[test]
+#[cfg_attr(
+    not(has_qemu_arm),
+    ignore = "needs qemu-system-arm (scripts/bootstrap.sh installs it)"
+)]
+fn float_bench_guest_prints_as_under_qemu() {
+    let name = "cortex-m4f";
+    let t = target::builtin(name).unwrap();
+    let q = t
+        .guest
+        .qemu
+        .as_ref()
+        .expect("cortex-m4f names a qemu machine");
+    require_tool(&q.program);
+    let elf = guest(name, "dsp-bench");
+    let reference = run_qemu(&q.program, &q.machine, q.cpu.as_deref(), &elf);
+    assert!(
+        reference.contains("float kernels x 4000: "),
+        "the -bench build repeats the float kernels: {reference}"
+    );
+    let ours = Command::new(sim_host_bin())
+        .args(["run", "-q", "--target", name])
+        .arg(&elf)
+        .output()
+        .expect("sim-host runs");
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), reference);
+}
