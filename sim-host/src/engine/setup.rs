@@ -225,6 +225,7 @@ pub(super) fn new_state(
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
         flash: super::flash::state(target),
+        l1cache: super::l1cache::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -329,6 +330,7 @@ pub(super) fn create_engine(
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
     super::flash::map(&mut emu)?;
+    super::l1cache::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),

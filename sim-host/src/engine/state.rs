@@ -53,6 +53,8 @@ pub(super) struct State {
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
     /// The flash accelerator, when the target file describes one.
     pub(super) flash: Option<Box<FlashModel>>,
+    /// The Cortex-M7's L1 caches, when the target file describes them.
+    pub(super) l1cache: Option<Box<L1Model>>,
     pub(super) unpriced: UnpricedLog,
 }
 
@@ -76,6 +78,33 @@ impl FlashModel {
             region: self.spec.region.clone(),
             control: self.state.acr(),
             required_wait_states: self.spec.required_wait_states,
+            stats: self.state.stats,
+        }
+    }
+}
+
+/// The Cortex-M7 L1 caches of a run (`engine::l1cache`), and the lines
+/// and granules of every block priced in a range that is not TCM.
+#[derive(Debug)]
+pub(super) struct L1Model {
+    pub(super) state: crate::model::l1cache::L1State,
+    pub(super) blocks: HashMap<u32, BlockLines>,
+}
+
+/// A block's cache lines and 64-bit fetch granules, in order.
+#[derive(Debug)]
+pub(super) struct BlockLines {
+    pub(super) lines: Box<[u32]>,
+    pub(super) granules: Box<[u32]>,
+}
+
+impl L1Model {
+    /// Its counts so far.
+    pub(super) fn report(&self) -> super::api::L1CacheReport {
+        use crate::model::l1cache::{CCR_DC, CCR_IC};
+        super::api::L1CacheReport {
+            ccr_ic: self.state.ccr_bits() & CCR_IC != 0,
+            ccr_dc: self.state.ccr_bits() & CCR_DC != 0,
             stats: self.state.stats,
         }
     }
