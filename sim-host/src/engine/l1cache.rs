@@ -24,7 +24,7 @@ pub(super) fn state(target: &crate::model::target::Target) -> Option<Box<L1Model
     let spec = target.l1cache.as_ref()?;
     Some(Box::new(L1Model {
         state: L1State::new(spec),
-        blocks: std::collections::HashMap::new(),
+        blocks: rustc_hash::FxHashMap::default(),
     }))
 }
 

@@ -88,7 +88,8 @@ impl FlashModel {
 #[derive(Debug)]
 pub(super) struct L1Model {
     pub(super) state: crate::model::l1cache::L1State,
-    pub(super) blocks: HashMap<u32, BlockLines>,
+    /// By block start (a fast hash: looked up at every executed block).
+    pub(super) blocks: rustc_hash::FxHashMap<u32, BlockLines>,
 }
 
 /// A block's cache lines and 64-bit fetch granules, in order.

@@ -559,10 +559,12 @@ impl L1State {
     /// A read of one of the cache's ID registers, `None` for another.
     pub fn read_register(&self, addr: u32) -> Option<u32> {
         Some(match addr {
-            // DDI 0489F 4.1.x: separate I and D caches at level 1 (Ctype1
-            // 0b011), LoUU = LoC = 1
+            // separate I and D caches at level 1 (Ctype1 0b011), LoUU =
+            // LoC = 1, in ARMv7-M's CLIDR layout: the model's encoding of
+            // its one level, not a value quoted from the TRM
             CLIDR => 0x0900_0003,
-            // DUI 0646C 4.5.2: ARMv7 format, 8-word granule and lines
+            // DUI 0646C 4.5.2: ARMv7 format, 8-word writeback granule and
+            // smallest lines, ERG 0 (the monitor holds no address)
             CTR => 0x8000_0000 | self.ctr_lines(),
             CCSIDR => self.ccsidr(),
             CSSELR => self.csselr,
@@ -575,9 +577,11 @@ impl L1State {
         (words << 24) | (words << 16) | 0xC000 | words
     }
 
-    /// CCSIDR of the cache CSSELR selects (ARMv7-M B4.8.3): WT, WB, RA,
-    /// WA supported (data cache; the instruction cache reads RA only),
-    /// NumSets - 1, Associativity - 1, log2(words per line) - 2.
+    /// CCSIDR of the cache CSSELR selects (ARMv7-M's CCSIDR layout):
+    /// NumSets - 1, Associativity - 1, log2(words per line) - 2 (what
+    /// CMSIS's set/way loops read), and the policies supported in bits
+    /// 31:28: WT, WB, RA, WA for the data cache (DDI 0489F 5.9), RA for
+    /// the instruction cache (the model's choice: it only reads).
     fn ccsidr(&self) -> u32 {
         let (g, attributes) = if self.csselr & 1 != 0 {
             (self.spec.icache, 0x2000_0000)
