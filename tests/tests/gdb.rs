@@ -262,6 +262,42 @@ fn gdb_monitor_cache_shows_the_flash_accelerator() {
     assert!(stalls < total, "{stalls} at the breakpoint, {total} in all");
 }
 
+/// `monitor cache` on the STM32F746: the L1 caches' counts at a
+/// breakpoint inside the m7cache example (conflict3 reached: the
+/// straight-line kernels before it ran from the flash with the caches off
+/// and on), fewer than the whole run's, and the same measurements as
+/// without gdb.
+#[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
+fn gdb_monitor_cache_shows_the_l1_caches() {
+    require_tool("gdb-multiarch");
+    let commands = [
+        "break conflict3",
+        "continue",
+        "monitor cache",
+        "delete",
+        "continue",
+    ];
+    let (gdb, report) = debug_and_compare_with_report("stm32f746", "m7cache", &[], &commands);
+    assert!(gdb.contains("Breakpoint 1, "), "{gdb}");
+    let line = gdb
+        .lines()
+        .find(|l| l.starts_with("L1 caches (I-cache "))
+        .unwrap_or_else(|| panic!("{gdb}"));
+    let stalls: u64 = line
+        .split("fetch stalls ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(stalls > 0, "{line}");
+    let total = report["l1cache"]["fetch_stall"].as_u64().unwrap();
+    assert!(stalls < total, "{stalls} at the breakpoint, {total} in all");
+}
+
 /// Breakpoints hit by four threads on four cores, steps, and a step over
 /// an intercepted call that blocks its thread (`simthread_join`): the
 /// threads interleave as without the debugger.

@@ -245,6 +245,18 @@ pub struct RunOutcome {
     pub peripheral_accesses: Vec<PeripheralAccesses>,
     /// What the flash accelerator did, when the target has one.
     pub flash: Option<FlashReport>,
+    /// What the Cortex-M7's L1 caches did, when the target has them.
+    pub l1cache: Option<L1CacheReport>,
+}
+
+/// The L1 caches' counts in a run (`model::l1cache`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct L1CacheReport {
+    /// CCR.IC and CCR.DC at the end of the run.
+    pub ccr_ic: bool,
+    pub ccr_dc: bool,
+    #[serde(flatten)]
+    pub stats: crate::model::l1cache::L1Stats,
 }
 
 /// The flash accelerator's counts in a run (`model::memsys`).

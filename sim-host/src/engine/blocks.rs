@@ -20,8 +20,9 @@ pub(super) struct Price {
     /// Its last instruction for the branch predictor (a
     /// `predictor::BranchKind`; 0 without a predictor).
     pub(super) branch: u8,
-    /// The block runs from a flash with an accelerator (`flash`): its
-    /// fetch stalls are charged on a cold path.
+    /// The block runs from a flash with an accelerator (`flash`) or from
+    /// a range the L1 caches price (`l1cache`): its fetch stalls are
+    /// charged on a cold path.
     pub(super) memory: bool,
 }
 

@@ -615,6 +615,11 @@ impl DebugGuest {
         self.emu.get_data().flash.as_ref().map(|f| f.report())
     }
 
+    /// The L1 caches' counts so far, when the target has them.
+    pub fn l1cache(&self) -> Option<super::api::L1CacheReport> {
+        self.emu.get_data().l1cache.as_ref().map(|c| c.report())
+    }
+
     pub fn counters(&self) -> (u64, u64) {
         let st = self.emu.get_data();
         (st.clock.cycles, st.clock.instructions)

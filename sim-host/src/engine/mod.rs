@@ -36,6 +36,7 @@ mod exceptions;
 mod flash;
 mod intercept;
 mod interrupts;
+mod l1cache;
 mod machine_timer;
 mod memory;
 mod mmio;
@@ -54,8 +55,8 @@ mod thread_calls;
 mod translation_charge;
 
 pub use api::{
-    Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, MachineError, Observer,
-    PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
+    Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, L1CacheReport, MachineError,
+    Observer, PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::{ChargePath, PeripheralOptions, RunOptions};

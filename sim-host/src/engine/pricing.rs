@@ -26,7 +26,8 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     if !cost.unpriced.is_empty() {
         unpriced_block(uc, addr, &code, &cost.unpriced);
     }
-    let memory = note_flash_block(uc, addr, &insns);
+    // not `||`: both models note their blocks
+    let memory = note_flash_block(uc, addr, &insns) | super::l1cache::note_block(uc, addr, &insns);
     Price {
         cycles: cost.cycles,
         instructions: cost.instructions,

@@ -42,6 +42,11 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
     let at = placed_access(uc, u64::from(addr));
     let (now, pc) = (at.cycles, at.pc);
     let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32;
+    // the Cortex-M7's cache registers, when the target models the caches
+    if let Some(value) = super::l1cache::register(uc, addr, size, write) {
+        return value;
+    }
+    let write = super::l1cache::ccr_write(uc, addr, write);
     let Some(sys) = uc.get_data_mut().system.as_mut() else {
         return 0;
     };
@@ -55,7 +60,7 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
     match result {
         Ok((value, effects)) => {
             apply(uc, effects);
-            value
+            value | super::l1cache::ccr_read_bits(uc, addr)
         }
         Err(e) => {
             let verb = if write.is_some() {

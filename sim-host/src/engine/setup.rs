@@ -230,6 +230,7 @@ pub(super) fn new_state(
             .map(crate::model::predictor::Predictor::new),
         flash: super::flash::state(target),
         memory_observed: Default::default(),
+        l1cache: super::l1cache::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -334,6 +335,7 @@ pub(super) fn create_engine(
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
     super::flash::map(&mut emu)?;
+    super::l1cache::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),

@@ -55,6 +55,8 @@ pub(super) struct State {
     pub(super) flash: Option<Box<FlashModel>>,
     /// The memory-system totals observers have been told of.
     pub(super) memory_observed: crate::model::memory_counters::MemoryCounters,
+    /// The Cortex-M7's L1 caches, when the target file describes them.
+    pub(super) l1cache: Option<Box<L1Model>>,
     pub(super) unpriced: UnpricedLog,
 }
 
@@ -76,6 +78,34 @@ impl FlashModel {
             region: self.spec.region.clone(),
             control: self.state.acr(),
             required_wait_states: self.spec.required_wait_states,
+            stats: self.state.stats,
+        }
+    }
+}
+
+/// The Cortex-M7 L1 caches of a run (`engine::l1cache`), and the lines
+/// and granules of every block priced in a range that is not TCM.
+#[derive(Debug)]
+pub(super) struct L1Model {
+    pub(super) state: crate::model::l1cache::L1State,
+    /// By block start (a fast hash: looked up at every executed block).
+    pub(super) blocks: rustc_hash::FxHashMap<u32, BlockLines>,
+}
+
+/// A block's cache lines and 64-bit fetch granules, in order.
+#[derive(Debug)]
+pub(super) struct BlockLines {
+    pub(super) lines: Box<[u32]>,
+    pub(super) granules: Box<[u32]>,
+}
+
+impl L1Model {
+    /// Its counts so far.
+    pub(super) fn report(&self) -> super::api::L1CacheReport {
+        use crate::model::l1cache::{CCR_DC, CCR_IC};
+        super::api::L1CacheReport {
+            ccr_ic: self.state.ccr_bits() & CCR_IC != 0,
+            ccr_dc: self.state.ccr_bits() & CCR_DC != 0,
             stats: self.state.stats,
         }
     }
@@ -329,7 +359,12 @@ impl State {
     /// The memory-system models' running totals, summed (`None` on a target
     /// without one).
     pub(super) fn memory_counters(&self) -> Option<crate::model::memory_counters::MemoryCounters> {
-        self.flash.as_ref().map(|f| f.state.stats.counters())
+        let flash = self.flash.as_ref().map(|f| f.state.stats.counters());
+        let l1 = self.l1cache.as_ref().map(|c| c.state.stats.counters());
+        match (flash, l1) {
+            (Some(f), Some(c)) => Some(f.plus(c)),
+            (one, other) => one.or(other),
+        }
     }
 
     /// A device write moved a timer or pended an exception: the block hook

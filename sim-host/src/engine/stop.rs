@@ -207,6 +207,7 @@ pub(super) fn outcome(
         threads_created: st.threads.sched.threads_created(),
         peripheral_accesses: st.peripherals.accesses(),
         flash: st.flash.as_ref().map(|f| f.report()),
+        l1cache: st.l1cache.as_ref().map(|c| c.report()),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

@@ -8,6 +8,7 @@ pub mod cycles;
 pub mod decode;
 pub mod exit;
 pub mod isa;
+pub mod l1cache;
 pub mod limits;
 pub mod memory_counters;
 pub mod memsys;

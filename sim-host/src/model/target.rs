@@ -554,6 +554,9 @@ pub struct Target {
     /// The flash accelerator in front of a flash region (`[flash]`), if
     /// the file describes one (`model::memsys`).
     pub flash: Option<crate::model::memsys::FlashSpec>,
+    /// The Cortex-M7's L1 caches and TCMs (`[l1cache]`), if the file
+    /// describes them (`model::l1cache`).
+    pub l1cache: Option<crate::model::l1cache::L1Spec>,
     /// The file it was loaded from.
     pub file: PathBuf,
 }
@@ -579,6 +582,8 @@ struct TargetFile {
     system: SystemFile,
     #[serde(default)]
     flash: Option<crate::model::memsys::FlashFile>,
+    #[serde(default)]
+    l1cache: Option<crate::model::l1cache::L1CacheFile>,
 }
 
 fn one() -> u32 {
@@ -754,6 +759,28 @@ impl Target {
                 )
             }
         };
+        let l1cache = match raw.l1cache {
+            None => None,
+            Some(_) if raw.cpu != "cortex-m7" => {
+                return Err(invalid(
+                    "l1cache.kind",
+                    format!("the Cortex-M7's caches on a `{}` core", raw.cpu),
+                ))
+            }
+            Some(_) if flash.is_some() => {
+                return Err(invalid(
+                    "l1cache",
+                    "a target has [flash] or [l1cache], not both (yet)".into(),
+                ))
+            }
+            Some(c) => {
+                let named: Vec<(String, u64, u64)> = regions
+                    .iter()
+                    .map(|r| (r.name.clone(), r.start, r.end()))
+                    .collect();
+                Some(crate::model::l1cache::validate(c, &named).map_err(|(f, m)| invalid(&f, m))?)
+            }
+        };
         let system = raw
             .system
             .validate(&raw.cpu)
@@ -790,6 +817,7 @@ impl Target {
             predictor,
             isa,
             flash,
+            l1cache,
             file: file.to_owned(),
         })
     }
@@ -1438,6 +1466,69 @@ system = { cycles = 1, cite = "t" }
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("f4.toml") && err.contains(field), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_stm32f746_caches_are_read_and_checked() {
+        use crate::model::l1cache::{Geometry, Policy};
+        let t = builtin("stm32f746").unwrap();
+        let c = t.l1cache.as_ref().unwrap();
+        // 4 KiB each: 64 sets x 2 ways, 32 sets x 4 ways of 32-byte lines
+        assert_eq!(c.icache, Geometry { sets: 64, ways: 2 });
+        assert_eq!(c.dcache, Geometry { sets: 32, ways: 4 });
+        let policy = |a: u64| c.range_of(a).map(|r| (r.policy, r.latency));
+        assert_eq!(policy(0x100), Some((Policy::Tcm, 0)));
+        assert_eq!(policy(0x0800_0000), Some((Policy::WriteThrough, 7)));
+        assert_eq!(policy(0x2000_FFFC), Some((Policy::Tcm, 0)));
+        assert_eq!(policy(0x2001_0000), Some((Policy::WriteBack, 2)));
+        for name in builtin_names().iter().filter(|n| *n != "stm32f746") {
+            assert!(builtin(name).unwrap().l1cache.is_none(), "{name}");
+        }
+        let text = catalog::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == "stm32f746")
+            .unwrap()
+            .1;
+        for (from, to, field) in [
+            ("kind = \"cortex-m7\"", "kind = \"m7\"", "l1cache.kind"),
+            (
+                "size = 4096, ways = 2",
+                "size = 4000, ways = 2",
+                "l1cache.icache",
+            ),
+            (
+                "size = 4096, ways = 4",
+                "size = 4096, ways = 9",
+                "l1cache.dcache",
+            ),
+            ("value = 32,", "value = 24,", "l1cache.line_bytes.value"),
+            (
+                "policy = \"write-back\"",
+                "policy = \"wb\"",
+                "l1cache.ranges[3].policy",
+            ),
+            (
+                "size = 0x40000, policy",
+                "size = 0x50000, policy",
+                "l1cache.ranges[3].start",
+            ),
+            (
+                "policy = \"tcm\", cite",
+                "policy = \"tcm\", latency = 1, cite",
+                "l1cache.ranges[0].latency",
+            ),
+            ("cpu = \"cortex-m7\"", "cpu = \"cortex-m4\"", "l1cache.kind"),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{from}");
+            let err = Target::parse(&bad, Path::new("f7.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("f7.toml") && err.contains(field),
+                "{field}: {err}"
+            );
         }
     }
 

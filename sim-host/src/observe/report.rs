@@ -39,7 +39,11 @@
 //!   "flash"?: { "region": string, "control": integer, "required_wait_states": integer,
 //!               "fetch_stall": integer, "data_stall": integer, "icache_hits": integer,
 //!               "icache_misses": integer, "prefetched": integer, "dcache_hits": integer,
-//!               "dcache_misses": integer, "blocks_below_required_latency": integer }
+//!               "dcache_misses": integer, "blocks_below_required_latency": integer },
+//!   "l1cache"?: { "ccr_ic": bool, "ccr_dc": bool, "fetch_stall": integer,
+//!                 "data_stall": integer, "icache_hits": integer, "icache_misses": integer,
+//!                 "uncached_fetches": integer, "dcache_hits": integer,
+//!                 "dcache_misses": integer, "uncached_reads": integer, "write_backs": integer }
 //! }
 //! ```
 //!
@@ -93,6 +97,9 @@ pub struct Report {
     /// The flash accelerator's counts (absent on targets without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flash: Option<crate::engine::FlashReport>,
+    /// The Cortex-M7 L1 caches' counts (absent on targets without them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l1cache: Option<crate::engine::L1CacheReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -238,6 +245,7 @@ impl Report {
             threads_created: outcome.threads_created,
             peripherals: outcome.peripheral_accesses.clone(),
             flash: outcome.flash.clone(),
+            l1cache: outcome.l1cache.clone(),
             cores: outcome.cores.clone(),
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
@@ -331,6 +339,7 @@ impl Report {
         }
         out.push_str(&self.peripherals_text());
         out.push_str(&self.flash_text());
+        out.push_str(&self.l1cache.as_ref().map_or_else(String::new, l1cache_text));
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
@@ -571,6 +580,29 @@ pub fn recorded_total(stats: &[arpsim::tools::TraceStats]) -> (Vec<Vec<u16>>, u6
         .map(|s| s.total as u64)
         .sum();
     (outermost.iter().map(|t| t.path.clone()).collect(), total)
+}
+
+/// The L1 caches' stalls, hits, misses and write-backs (the report's,
+/// and GDB's `monitor cache`).
+pub fn l1cache_text(c: &crate::engine::L1CacheReport) -> String {
+    let s = &c.stats;
+    let on = |b: bool| if b { "on" } else { "off" };
+    format!(
+        "L1 caches (I-cache {}, D-cache {} at the end): fetch stalls {} cycles, data stalls {} cycles\n  \
+         instruction lines: {} cache hits, {} misses, {} uncached fetches; data: {} cache hits, \
+         {} misses, {} uncached reads, {} dirty lines written back\n",
+        on(c.ccr_ic),
+        on(c.ccr_dc),
+        s.fetch_stall,
+        s.data_stall,
+        s.icache_hits,
+        s.icache_misses,
+        s.uncached_fetches,
+        s.dcache_hits,
+        s.dcache_misses,
+        s.uncached_reads,
+        s.write_backs
+    )
 }
 
 /// The flash accelerator's stalls, hits and misses (the report's, and

@@ -75,6 +75,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../guest-shim/ld/stm32f407.ld"),
     ),
     (
+        "ld/stm32f746.ld",
+        include_str!("../../../guest-shim/ld/stm32f746.ld"),
+    ),
+    (
         "ld/rv32-mcu.ld",
         include_str!("../../../guest-shim/ld/rv32-mcu.ld"),
     ),

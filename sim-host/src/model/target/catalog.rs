@@ -53,6 +53,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "stm32f407",
         include_str!("../../../../targets/stm32f407.toml"),
     ),
+    (
+        "stm32f746",
+        include_str!("../../../../targets/stm32f746.toml"),
+    ),
 ];
 
 /// The environment variable listing folders of the user's target files.
