@@ -245,6 +245,8 @@ pub struct RunOutcome {
     pub peripheral_accesses: Vec<PeripheralAccesses>,
     /// What the flash accelerator did, when the target has one.
     pub flash: Option<FlashReport>,
+    /// What the XIP cache did, when the target has one.
+    pub xip: Option<crate::model::xip::run::XipReport>,
 }
 
 /// The flash accelerator's counts in a run (`model::memsys`).

@@ -615,6 +615,11 @@ impl DebugGuest {
         self.emu.get_data().flash.as_ref().map(|f| f.report())
     }
 
+    /// The XIP cache's counts so far, when the target has one.
+    pub fn xip(&self) -> Option<crate::model::xip::run::XipReport> {
+        self.emu.get_data().xip.as_ref().map(|x| x.report())
+    }
+
     pub fn counters(&self) -> (u64, u64) {
         let st = self.emu.get_data();
         (st.clock.cycles, st.clock.instructions)

@@ -52,7 +52,9 @@ mod state;
 mod stop;
 mod thread_calls;
 mod translation_charge;
+mod xip;
 
+pub use crate::model::xip::run::XipReport;
 pub use api::{
     Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, MachineError, Observer,
     PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,

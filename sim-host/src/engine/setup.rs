@@ -225,6 +225,7 @@ pub(super) fn new_state(
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
         flash: super::flash::state(target),
+        xip: super::xip::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -329,12 +330,14 @@ pub(super) fn create_engine(
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
     super::flash::map(&mut emu)?;
+    super::xip::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
             emu.mem_write(seg.load_addr, &seg.data),
         )?;
     }
+    super::xip::load_aliases(&mut emu, image)?;
     Ok(emu)
 }
 
@@ -573,6 +576,7 @@ pub(super) fn install_observers(
                     f.observed = (s.fetch_stall, s.data_stall);
                     (s.fetch_stall - fetch, s.data_stall - data)
                 });
+                let stalls = stalls.or_else(|| st.xip.as_mut().map(|x| x.unobserved()));
                 for o in &all {
                     let mut o = o.borrow_mut();
                     if let Some((fetch, data)) = stalls {

@@ -53,6 +53,8 @@ pub(super) struct State {
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
     /// The flash accelerator, when the target file describes one.
     pub(super) flash: Option<Box<FlashModel>>,
+    /// The XIP cache, when the target file describes one.
+    pub(super) xip: Option<Box<crate::model::xip::run::XipModel>>,
     pub(super) unpriced: UnpricedLog,
 }
 

@@ -206,6 +206,7 @@ pub(super) fn outcome(
         threads_created: st.threads.sched.threads_created(),
         peripheral_accesses: st.peripherals.accesses(),
         flash: st.flash.as_ref().map(|f| f.report()),
+        xip: st.xip.as_ref().map(|x| x.report()),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

@@ -554,8 +554,19 @@ pub struct Target {
     /// The flash accelerator in front of a flash region (`[flash]`), if
     /// the file describes one (`model::memsys`).
     pub flash: Option<crate::model::memsys::FlashSpec>,
+    /// The RP2040's XIP cache in front of its QSPI flash (`[xip]`,
+    /// `model::xip`), if the file describes one.
+    pub xip: Option<crate::model::xip::XipSpec>,
     /// The file it was loaded from.
     pub file: PathBuf,
+}
+
+/// The regions as the memory-system models check them: name, start, end.
+fn named_regions(regions: &[Region]) -> Vec<(String, u64, u64)> {
+    regions
+        .iter()
+        .map(|r| (r.name.clone(), r.start, r.end()))
+        .collect()
 }
 
 // ---- file format -------------------------------------------------------
@@ -579,6 +590,8 @@ struct TargetFile {
     system: SystemFile,
     #[serde(default)]
     flash: Option<crate::model::memsys::FlashFile>,
+    #[serde(default)]
+    xip: Option<crate::model::xip::XipFile>,
 }
 
 fn one() -> u32 {
@@ -754,6 +767,11 @@ impl Target {
                 )
             }
         };
+        let xip = raw
+            .xip
+            .map(|x| crate::model::xip::validate(x, &named_regions(&regions)))
+            .transpose()
+            .map_err(|(f, m)| invalid(&f, m))?;
         let system = raw
             .system
             .validate(&raw.cpu)
@@ -790,6 +808,7 @@ impl Target {
             predictor,
             isa,
             flash,
+            xip,
             file: file.to_owned(),
         })
     }

@@ -22,8 +22,8 @@ sim-host monitor commands:
             and instructions so far
   sections [N]  the ARP sections open in the thread that stopped (or in gdb thread N),
             and the section table so far
-  cache     the flash accelerator's stalls, cache hits and misses so far
-            (targets with one, such as stm32f407)
+  cache     the flash accelerator's or XIP cache's stalls, cache hits and misses
+            so far (targets with one, such as stm32f407 and rp2040)
   reset     start the run again from its first instruction (a fresh data.arp and report)
   help      this list";
 
@@ -37,10 +37,11 @@ pub fn run(guest: &DebugGuest, command: &str) -> Reply {
                 Ok(thread) => sections(guest, thread),
                 Err(e) => e,
             },
-            ("cache", None, _) => guest.flash().map_or_else(
-                || "this target has no flash accelerator or cache model".to_owned(),
-                |f| report::flash_text(&f),
-            ),
+            ("cache", None, _) => match (guest.flash(), guest.xip()) {
+                (Some(f), _) => report::flash_text(&f),
+                (None, Some(x)) => report::xip_text(&x),
+                (None, None) => "this target has no flash accelerator or cache model".to_owned(),
+            },
             ("reset", None, _) => return Reply::Reset,
             ("" | "help", None, _) => HELP.to_owned(),
             _ => format!("unknown monitor command `{command}`\n{HELP}"),
