@@ -134,3 +134,34 @@ fn the_report_and_callgrind_show_the_xip_cache() {
     );
     assert!(cg.lines().any(|l| l == summary), "{summary}\n{cg}");
 }
+
+/// What the model does not have stops the run, named: the cache-as-SRAM
+/// window (a peripheral range of the target file) and XIP_CTRL's hit
+/// counter (beside the modelled registers).
+#[test]
+fn the_cache_as_sram_and_the_counters_are_refused_by_name() {
+    let dir = e2e_tests::scratch("xip-refused");
+    let elf = e2e_tests::guest("rp2040", "xip");
+    for (mode, named) in [
+        ("sram", "XIP cache-as-SRAM (not modelled)"),
+        ("counter", "beside XIP_CTRL, FLUSH and STAT"),
+    ] {
+        let out = std::process::Command::new(e2e_tests::sim_host_bin())
+            .current_dir(&*dir)
+            .args([
+                "run",
+                "-q",
+                "--target",
+                "rp2040",
+                "--max-cycles",
+                "10000000",
+            ])
+            .arg(&elf)
+            .args(["--", mode])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(120), "{mode}: {err}");
+        assert!(err.contains(named), "{mode}: {err}");
+    }
+}
