@@ -165,3 +165,19 @@ fn the_cache_as_sram_and_the_counters_are_refused_by_name() {
         assert!(err.contains(named), "{mode}: {err}");
     }
 }
+
+/// `sim-host targets` says what stands in front of the rp2040's flash.
+#[test]
+fn the_target_list_shows_the_xip_cache() {
+    let out = std::process::Command::new(e2e_tests::sim_host_bin())
+        .arg("targets")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "  XIP cache in front of `xip`: 16 KiB, 2 ways, 8-byte lines, a line read from the flash 56 cycles"
+        ),
+        "{text}"
+    );
+}
