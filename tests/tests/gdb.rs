@@ -298,6 +298,42 @@ fn gdb_monitor_cache_shows_the_l1_caches() {
     assert!(stalls < total, "{stalls} at the breakpoint, {total} in all");
 }
 
+/// `monitor cache` on the RP2040: the XIP cache's counts at a breakpoint
+/// inside the xip example (after the straight-line kernels ran, the cold
+/// one missing four lines an iteration), and the same measurements as
+/// without gdb.
+#[test]
+#[cfg_attr(
+    not(has_gdb),
+    ignore = "needs gdb-multiarch (scripts/bootstrap.sh installs it)"
+)]
+fn gdb_monitor_cache_shows_the_xip_cache() {
+    require_tool("gdb-multiarch");
+    let commands = [
+        "break sets2",
+        "continue",
+        "monitor cache",
+        "delete",
+        "continue",
+    ];
+    let (gdb, report) = debug_and_compare_with_report("rp2040", "xip", &[], &commands);
+    assert!(gdb.contains("Breakpoint 1, "), "{gdb}");
+    let line = gdb
+        .lines()
+        .find(|l| l.starts_with("XIP cache of `xip` (XIP_CTRL 0x"))
+        .unwrap_or_else(|| panic!("{gdb}"));
+    let stalls: u64 = line
+        .split("fetch stalls ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    // straight_cold alone missed 4 lines in each of its 300 iterations
+    assert!(stalls >= 300 * 4 * 56, "{line}");
+    let total = report["xip"]["fetch_stall"].as_u64().unwrap();
+    assert!(stalls < total, "{stalls} at the breakpoint, {total} in all");
+}
+
 /// Breakpoints hit by four threads on four cores, steps, and a step over
 /// an intercepted call that blocks its thread (`simthread_join`): the
 /// threads interleave as without the debugger.

@@ -60,6 +60,16 @@ pub fn run(args: Args) -> Result<()> {
                 core.tail_chain.cycles
             );
         }
+        if let Some(x) = &t.xip {
+            sim_host::show!(
+                "  XIP cache in front of `{}`: {} KiB, {} ways, {}-byte lines, a line read from the flash {} cycles",
+                x.region,
+                x.sets * x.ways * x.line_bytes / 1024,
+                x.ways,
+                x.line_bytes,
+                x.miss_cycles
+            );
+        }
         sim_host::show!("  cycle table: {}", t.cycle_reference);
         sim_host::show!();
     }

@@ -247,6 +247,8 @@ pub struct RunOutcome {
     pub flash: Option<FlashReport>,
     /// What the Cortex-M7's L1 caches did, when the target has them.
     pub l1cache: Option<L1CacheReport>,
+    /// What the XIP cache did, when the target has one.
+    pub xip: Option<crate::model::xip::run::XipReport>,
 }
 
 /// The L1 caches' counts in a run (`model::l1cache`).
@@ -277,4 +279,13 @@ pub struct PeripheralAccesses {
     pub name: String,
     pub reads: u64,
     pub writes: u64,
+}
+
+/// A panic's message, when it carries text.
+pub(super) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }

@@ -71,7 +71,7 @@ unsafe extern "C" fn on_block(_uc: *mut uc_engine, addr: u64, size: u32, handle:
         super::charge::charge_block(emu, addr, size)
     }));
     if let Err(panic) = charged {
-        let message = panic_text(panic.as_ref());
+        let message = super::api::panic_text(panic.as_ref());
         stop_with(
             emu,
             Stop::Internal(format!(
@@ -79,13 +79,4 @@ unsafe extern "C" fn on_block(_uc: *mut uc_engine, addr: u64, size: u32, handle:
             )),
         );
     }
-}
-
-/// A panic's message, when it carries text.
-pub(super) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }

@@ -50,6 +50,7 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     if price.memory {
         super::flash::fetch(st, addr);
         super::l1cache::fetch(st, addr);
+        super::xip::fetch(st, addr);
     }
     if price.intercept != 0 {
         intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);

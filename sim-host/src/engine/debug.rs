@@ -609,7 +609,6 @@ impl DebugGuest {
             .collect()
     }
 
-    /// The running thread's simulated cycles and the run's instructions.
     /// The flash accelerator's counts so far, when the target has one.
     pub fn flash(&self) -> Option<super::api::FlashReport> {
         self.emu.get_data().flash.as_ref().map(|f| f.report())
@@ -620,6 +619,12 @@ impl DebugGuest {
         self.emu.get_data().l1cache.as_ref().map(|c| c.report())
     }
 
+    /// The XIP cache's counts so far, when the target has one.
+    pub fn xip(&self) -> Option<crate::model::xip::run::XipReport> {
+        self.emu.get_data().xip.as_ref().map(|x| x.report())
+    }
+
+    /// The running thread's simulated cycles and the run's instructions.
     pub fn counters(&self) -> (u64, u64) {
         let st = self.emu.get_data();
         (st.clock.cycles, st.clock.instructions)

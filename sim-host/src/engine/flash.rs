@@ -123,7 +123,7 @@ unsafe extern "C" fn on_read(
     let emu = unsafe { &mut *handle.cast::<Uc<'static>>() };
     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| data_read(emu, addr)));
     if let Err(panic) = read {
-        let message = super::block_hook::panic_text(panic.as_ref());
+        let message = super::api::panic_text(panic.as_ref());
         super::state::stop_with(
             emu,
             super::api::Stop::Internal(format!(

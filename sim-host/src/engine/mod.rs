@@ -53,7 +53,9 @@ mod state;
 mod stop;
 mod thread_calls;
 mod translation_charge;
+mod xip;
 
+pub use crate::model::xip::run::XipReport;
 pub use api::{
     Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, L1CacheReport, MachineError,
     Observer, PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,

@@ -53,6 +53,8 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
     let timer_page = target.machine_timer().map(|t| t.page());
     // the flash accelerator answers FLASH_ACR's page (`flash`)
     let flash_page = target.flash.as_ref().map(|f| f.control & !(PAGE - 1));
+    // the XIP cache answers XIP_CTRL's page (`xip`)
+    let xip_page = target.xip.as_ref().map(|x| x.control & !(PAGE - 1));
     let taken = |page: u64| {
         target
             .regions
@@ -61,6 +63,7 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
             || (target.arch == Arch::Arm && ARM_PPB.contains(&page))
             || timer_page == Some(page)
             || flash_page == Some(page)
+            || xip_page == Some(page)
     };
     let mut pages: Vec<u64> = map
         .peripherals

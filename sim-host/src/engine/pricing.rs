@@ -26,8 +26,10 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     if !cost.unpriced.is_empty() {
         unpriced_block(uc, addr, &code, &cost.unpriced);
     }
-    // not `||`: both models note their blocks
-    let memory = note_flash_block(uc, addr, &insns) | super::l1cache::note_block(uc, addr, &insns);
+    // not `||`: every model notes its blocks (a target has at most one)
+    let memory = note_flash_block(uc, addr, &insns)
+        | super::l1cache::note_block(uc, addr, &insns)
+        | note_xip_block(uc, addr, &insns);
     Price {
         cycles: cost.cycles,
         instructions: cost.instructions,
@@ -56,6 +58,16 @@ pub(super) fn note_flash_block(uc: &mut Uc<'_>, addr: u64, insns: &[Insn]) -> bo
     let lines = block_lines(&st.target, &flash.spec, insns);
     flash.blocks.insert(addr as u32, lines.into_boxed_slice());
     true
+}
+
+/// When a block is priced: whether it runs from an XIP window, and if so
+/// its lines are kept for `xip::fetch`.
+fn note_xip_block(uc: &mut Uc<'_>, addr: u64, insns: &[Insn]) -> bool {
+    let Some(xip) = uc.get_data_mut().xip.as_mut() else {
+        return false;
+    };
+    let spans: Vec<(u64, u64)> = insns.iter().map(|i| (i.addr, u64::from(i.size))).collect();
+    xip.note_block(addr, &spans)
 }
 
 /// The flash lines of a block's instructions in order, each with what its

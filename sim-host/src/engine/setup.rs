@@ -231,6 +231,7 @@ pub(super) fn new_state(
         flash: super::flash::state(target),
         memory_observed: Default::default(),
         l1cache: super::l1cache::state(target),
+        xip: super::xip::state(target),
         unpriced: UnpricedLog {
             allow: options.allow_unpriced,
             ..Default::default()
@@ -336,12 +337,14 @@ pub(super) fn create_engine(
     super::machine_timer::map(&mut emu)?;
     super::flash::map(&mut emu)?;
     super::l1cache::map(&mut emu)?;
+    super::xip::map(&mut emu)?;
     for seg in &image.segments {
         uc(
             &format!("load segment {}", seg.index),
             emu.mem_write(seg.load_addr, &seg.data),
         )?;
     }
+    super::xip::load_aliases(&mut emu, image)?;
     Ok(emu)
 }
 

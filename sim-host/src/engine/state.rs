@@ -57,6 +57,8 @@ pub(super) struct State {
     pub(super) memory_observed: crate::model::memory_counters::MemoryCounters,
     /// The Cortex-M7's L1 caches, when the target file describes them.
     pub(super) l1cache: Option<Box<L1Model>>,
+    /// The XIP cache, when the target file describes one.
+    pub(super) xip: Option<Box<crate::model::xip::run::XipModel>>,
     pub(super) unpriced: UnpricedLog,
 }
 
@@ -359,12 +361,14 @@ impl State {
     /// The memory-system models' running totals, summed (`None` on a target
     /// without one).
     pub(super) fn memory_counters(&self) -> Option<crate::model::memory_counters::MemoryCounters> {
-        let flash = self.flash.as_ref().map(|f| f.state.stats.counters());
-        let l1 = self.l1cache.as_ref().map(|c| c.state.stats.counters());
-        match (flash, l1) {
-            (Some(f), Some(c)) => Some(f.plus(c)),
-            (one, other) => one.or(other),
-        }
+        [
+            self.flash.as_ref().map(|f| f.state.stats.counters()),
+            self.l1cache.as_ref().map(|c| c.state.stats.counters()),
+            self.xip.as_ref().map(|x| x.state.stats.counters()),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(crate::model::memory_counters::MemoryCounters::plus)
     }
 
     /// A device write moved a timer or pended an exception: the block hook

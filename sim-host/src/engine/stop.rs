@@ -208,6 +208,7 @@ pub(super) fn outcome(
         peripheral_accesses: st.peripherals.accesses(),
         flash: st.flash.as_ref().map(|f| f.report()),
         l1cache: st.l1cache.as_ref().map(|c| c.report()),
+        xip: st.xip.as_ref().map(|x| x.report()),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

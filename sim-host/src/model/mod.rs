@@ -16,3 +16,4 @@ pub mod peripherals;
 pub mod predictor;
 pub mod svd;
 pub mod target;
+pub mod xip;

@@ -557,8 +557,19 @@ pub struct Target {
     /// The Cortex-M7's L1 caches and TCMs (`[l1cache]`), if the file
     /// describes them (`model::l1cache`).
     pub l1cache: Option<crate::model::l1cache::L1Spec>,
+    /// The RP2040's XIP cache in front of its QSPI flash (`[xip]`,
+    /// `model::xip`), if the file describes one.
+    pub xip: Option<crate::model::xip::XipSpec>,
     /// The file it was loaded from.
     pub file: PathBuf,
+}
+
+/// The regions as the memory-system models check them: name, start, end.
+fn named_regions(regions: &[Region]) -> Vec<(String, u64, u64)> {
+    regions
+        .iter()
+        .map(|r| (r.name.clone(), r.start, r.end()))
+        .collect()
 }
 
 // ---- file format -------------------------------------------------------
@@ -584,6 +595,7 @@ struct TargetFile {
     flash: Option<crate::model::memsys::FlashFile>,
     #[serde(default)]
     l1cache: Option<crate::model::l1cache::L1CacheFile>,
+    xip: Option<crate::model::xip::XipFile>,
 }
 
 fn one() -> u32 {
@@ -781,6 +793,11 @@ impl Target {
                 Some(crate::model::l1cache::validate(c, &named).map_err(|(f, m)| invalid(&f, m))?)
             }
         };
+        let xip = raw
+            .xip
+            .map(|x| crate::model::xip::validate(x, &named_regions(&regions)))
+            .transpose()
+            .map_err(|(f, m)| invalid(&f, m))?;
         let system = raw
             .system
             .validate(&raw.cpu)
@@ -818,6 +835,7 @@ impl Target {
             isa,
             flash,
             l1cache,
+            xip,
             file: file.to_owned(),
         })
     }

@@ -100,6 +100,9 @@ pub struct Report {
     /// The Cortex-M7 L1 caches' counts (absent on targets without them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l1cache: Option<crate::engine::L1CacheReport>,
+    /// The XIP cache's counts (absent on targets without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xip: Option<crate::engine::XipReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -246,6 +249,7 @@ impl Report {
             peripherals: outcome.peripheral_accesses.clone(),
             flash: outcome.flash.clone(),
             l1cache: outcome.l1cache.clone(),
+            xip: outcome.xip.clone(),
             cores: outcome.cores.clone(),
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
@@ -340,6 +344,7 @@ impl Report {
         out.push_str(&self.peripherals_text());
         out.push_str(&self.flash_text());
         out.push_str(&self.l1cache.as_ref().map_or_else(String::new, l1cache_text));
+        out.push_str(&self.xip.as_ref().map_or_else(String::new, xip_text));
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
@@ -630,6 +635,28 @@ pub fn flash_text(f: &crate::engine::FlashReport) -> String {
         );
     }
     out
+}
+
+/// The XIP cache's stalls, hits and misses (the report's, and GDB's
+/// `monitor cache`).
+pub fn xip_text(x: &crate::engine::XipReport) -> String {
+    let s = &x.stats;
+    format!(
+        "XIP cache of `{}` (XIP_CTRL {:#x} last written, a line read {} cycles): \
+         fetch stalls {} cycles, data stalls {} cycles\n  \
+         instruction lines: {} cache hits, {} read from the flash; \
+         data reads: {} cache hits, {} read from the flash; {} flushes\n",
+        x.region,
+        x.control,
+        x.miss_cycles,
+        s.fetch_stall,
+        s.data_stall,
+        s.fetch_hits,
+        s.fetch_misses,
+        s.data_hits,
+        s.data_misses,
+        s.flushes
+    )
 }
 
 #[cfg(test)]

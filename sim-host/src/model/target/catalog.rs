@@ -41,6 +41,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "cortex-m7",
         include_str!("../../../../targets/cortex-m7.toml"),
     ),
+    ("rp2040", include_str!("../../../../targets/rp2040.toml")),
     (
         "rv32imac",
         include_str!("../../../../targets/rv32imac.toml"),

@@ -22,9 +22,9 @@ sim-host monitor commands:
             and instructions so far
   sections [N]  the ARP sections open in the thread that stopped (or in gdb thread N),
             and the section table so far
-  cache     the flash accelerator's or the L1 caches' stalls, cache hits and
-            misses so far, in all and by section (targets with one, such as
-            stm32f407 and stm32f746)
+  cache     the flash accelerator's, the L1 caches' or the XIP cache's stalls,
+            cache hits and misses so far, in all and by section (targets with
+            one, such as stm32f407, stm32f746 and rp2040)
   reset     start the run again from its first instruction (a fresh data.arp and report)
   help      this list";
 
@@ -49,10 +49,13 @@ pub fn run(guest: &DebugGuest, command: &str) -> Reply {
 /// The memory system's counts so far: the whole run's, then each
 /// section's.
 fn cache(guest: &DebugGuest) -> String {
-    let mut out = match (guest.flash(), guest.l1cache()) {
-        (Some(f), _) => report::flash_text(&f),
-        (None, Some(c)) => report::l1cache_text(&c),
-        (None, None) => return "this target has no flash accelerator or cache model".to_owned(),
+    let mut out = match (guest.flash(), guest.l1cache(), guest.xip()) {
+        (Some(f), _, _) => report::flash_text(&f),
+        (None, Some(c), _) => report::l1cache_text(&c),
+        (None, None, Some(x)) => report::xip_text(&x),
+        (None, None, None) => {
+            return "this target has no flash accelerator or cache model".to_owned()
+        }
     };
     let (traces, total) = guest.section_traces();
     let rows = report::section_rows(&traces, &guest.image(), total);

@@ -1,0 +1,138 @@
+//! The RP2040's XIP cache in the engine (`model::xip`): XIP_CTRL, FLUSH
+//! and STAT mapped at the board's address, the flash's image copied into
+//! its three aliases, the lines each block's instructions touch (found
+//! when the block is priced), the fetch stalls charged once per executed
+//! block on the cold path that only flagged blocks take, and the data
+//! reads of the four windows seen by a read hook limited to them (never
+//! writable RAM).
+//!
+//! A target without `[xip]` maps nothing, hooks nothing and flags no
+//! block: it runs as before.
+
+use super::api::{uc, MachineError};
+use super::peripherals;
+use super::state::{State, Uc};
+use crate::image::elf::GuestImage;
+use crate::model::target::Target;
+use crate::model::xip::run::XipModel;
+use crate::model::xip::{FLUSH_OFFSET, STAT_OFFSET, STAT_VALUE};
+use unicorn_engine::unicorn_const::HookType;
+
+/// Unicorn maps whole pages.
+const PAGE: u64 = 0x1000;
+
+/// The run's XIP cache, when the target has one.
+pub(super) fn state(target: &Target) -> Option<Box<XipModel>> {
+    Some(Box::new(XipModel::new(target.xip.clone()?)))
+}
+
+/// Maps the control registers' page and hooks the windows' data reads.
+pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
+    let Some(spec) = emu.get_data().xip.as_ref().map(|x| x.spec.clone()) else {
+        return Ok(());
+    };
+    let page = spec.control & !(PAGE - 1);
+    let read = move |uc: &mut Uc<'_>, offset: u64, size: usize| -> u64 {
+        access(uc, page + offset, size, None)
+    };
+    let write = move |uc: &mut Uc<'_>, offset: u64, size: usize, value: u64| {
+        access(uc, page + offset, size, Some(value as u32));
+    };
+    uc(
+        "map the XIP control registers",
+        emu.mmio_map(page, PAGE, Some(read), Some(write)),
+    )?;
+    let hook = |uc: &mut Uc<'_>,
+                _: unicorn_engine::unicorn_const::MemType,
+                addr: u64,
+                _: usize,
+                _: i64| {
+        data_read(uc, addr);
+        true
+    };
+    let (lo, hi) = spec.span();
+    uc(
+        "hook the XIP windows' data reads",
+        emu.add_mem_hook(HookType::MEM_READ, lo, hi - 1, hook),
+    )?;
+    Ok(())
+}
+
+/// The flash's image, loaded at the cached window, copied into the three
+/// aliases (the same flash seen at four addresses; the windows are read
+/// only, so the copies never differ).
+pub(super) fn load_aliases(emu: &mut Uc<'static>, image: &GuestImage) -> Result<(), MachineError> {
+    let Some(spec) = emu.get_data().xip.as_ref().map(|x| x.spec.clone()) else {
+        return Ok(());
+    };
+    let (start, end, _) = spec.windows[0];
+    for seg in image
+        .segments
+        .iter()
+        .filter(|s| (start..end).contains(&s.load_addr))
+    {
+        for &(alias, _, _) in &spec.windows[1..] {
+            uc(
+                &format!(
+                    "copy segment {} into the XIP alias at {alias:#x}",
+                    seg.index
+                ),
+                emu.mem_write(alias + (seg.load_addr - start), &seg.data),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One access to the control registers' page: XIP_CTRL, FLUSH and STAT,
+/// 32-bit.
+fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
+    let st = uc.get_data_mut();
+    let Some(xip) = st.xip.as_mut() else {
+        return 0;
+    };
+    let offset = addr.wrapping_sub(xip.spec.control);
+    let modelled = size == 4 && [0, FLUSH_OFFSET, STAT_OFFSET].contains(&offset);
+    if !modelled {
+        return peripherals::beside_modelled(
+            uc,
+            addr,
+            size,
+            write.is_some(),
+            "beside XIP_CTRL, FLUSH and STAT (the XIP registers modelled, 32-bit accesses only)",
+        );
+    }
+    match (offset, write) {
+        (0, None) => u64::from(xip.state.ctrl()),
+        (0, Some(v)) => {
+            xip.state.write_ctrl(v);
+            0
+        }
+        (FLUSH_OFFSET, Some(v)) => {
+            xip.state.write_flush(v);
+            0
+        }
+        // FLUSH reads 0 once the (instant) flush is done; STAT is constant
+        (FLUSH_OFFSET, None) => 0,
+        (_, None) => u64::from(STAT_VALUE),
+        // STAT is read only
+        (_, Some(_)) => 0,
+    }
+}
+
+/// A data read of a window: its stall charged now.
+fn data_read(uc: &mut Uc<'_>, addr: u64) {
+    let st = uc.get_data_mut();
+    if let Some(xip) = st.xip.as_mut() {
+        st.clock.cycles += u64::from(xip.read(addr));
+    }
+}
+
+/// A block in an XIP window executes: its fetch stalls charged.
+#[cold]
+#[inline(never)]
+pub(super) fn fetch(st: &mut State, addr: u64) {
+    if let Some(xip) = st.xip.as_mut() {
+        st.clock.cycles += u64::from(xip.fetch(addr));
+    }
+}

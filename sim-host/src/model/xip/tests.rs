@@ -1,0 +1,199 @@
+use super::*;
+
+/// The RP2040's: 16 KiB, 2 ways, 8-byte lines (1024 sets), a miss of
+/// 2 x (8 + 4 + 16) = 56 cycles.
+fn spec() -> XipSpec {
+    XipSpec {
+        region: "xip".into(),
+        windows: vec![
+            (0x1000_0000, 0x1020_0000, Alias::Cached),
+            (0x1100_0000, 0x1120_0000, Alias::NoAllocate),
+            (0x1200_0000, 0x1220_0000, Alias::NoCheck),
+            (0x1300_0000, 0x1320_0000, Alias::Bypass),
+        ],
+        line_bytes: 8,
+        sets: 1024,
+        ways: 2,
+        miss_cycles: 56,
+        control: 0x1400_0000,
+        reset: CTRL_EN | CTRL_ERR_BADWRITE,
+    }
+}
+
+#[test]
+fn a_line_misses_once_then_hits() {
+    let mut x = XipState::new(&spec());
+    assert_eq!(x.fetch_block(Alias::Cached, &[0, 1, 2]), 3 * 56);
+    assert_eq!(x.fetch_block(Alias::Cached, &[0, 1, 2]), 0);
+    assert_eq!((x.stats.fetch_hits, x.stats.fetch_misses), (3, 3));
+    x.write_flush(1);
+    assert_eq!(x.fetch_block(Alias::Cached, &[1]), 56, "flushed");
+    x.write_flush(0);
+    assert_eq!(x.fetch_block(Alias::Cached, &[1]), 0, "0 does not flush");
+}
+
+#[test]
+fn two_lines_of_a_set_fit_three_thrash() {
+    let mut x = XipState::new(&spec());
+    // lines 1024 apart (8 KiB) share a set
+    let (a, b, c) = (5, 5 + 1024, 5 + 2048);
+    x.fetch_block(Alias::Cached, &[a, b]);
+    assert_eq!(x.fetch_block(Alias::Cached, &[a, b]), 0);
+    // a b c in turn, least recently used replaced: every access misses
+    x.fetch_block(Alias::Cached, &[c]);
+    for _ in 0..3 {
+        assert_eq!(x.fetch_block(Alias::Cached, &[a, b, c]), 3 * 56);
+    }
+}
+
+#[test]
+fn the_aliases_check_and_allocate_as_the_datasheet_says() {
+    let mut x = XipState::new(&spec());
+    // 0x11: no allocation, so never a hit on its own
+    assert_eq!(
+        x.read_data(Alias::NoAllocate, 9) + x.read_data(Alias::NoAllocate, 9),
+        112
+    );
+    // 0x12 fills without looking: always a miss, and then 0x11 hits
+    assert_eq!(x.read_data(Alias::NoCheck, 9), 56);
+    assert_eq!(x.read_data(Alias::NoCheck, 9), 56);
+    assert_eq!(x.read_data(Alias::NoAllocate, 9), 0);
+    assert_eq!(x.read_data(Alias::Cached, 9), 0);
+    // 0x13 bypasses even a cached line
+    assert_eq!(x.read_data(Alias::Bypass, 9), 56);
+    assert_eq!((x.stats.data_hits, x.stats.data_misses), (2, 5));
+    assert_eq!(x.stats.data_stall, 5 * 56);
+}
+
+#[test]
+fn a_disabled_cache_is_neither_looked_up_nor_filled() {
+    let mut x = XipState::new(&spec());
+    x.fetch_block(Alias::Cached, &[3]);
+    x.write_ctrl(0);
+    assert_eq!(x.fetch_block(Alias::Cached, &[3, 4]), 2 * 56);
+    x.write_ctrl(CTRL_EN);
+    assert_eq!(x.fetch_block(Alias::Cached, &[3]), 0, "kept while disabled");
+    assert_eq!(
+        x.fetch_block(Alias::Cached, &[4]),
+        56,
+        "not filled while disabled"
+    );
+    // POWER_DOWN forces EN to 0
+    x.write_ctrl(CTRL_EN | CTRL_POWER_DOWN);
+    assert_eq!(x.ctrl(), CTRL_POWER_DOWN);
+}
+
+fn file() -> XipFile {
+    let c = |value: u64| Cited {
+        value,
+        cite: "datasheet".into(),
+    };
+    XipFile {
+        kind: "rp2040-xip".into(),
+        region: "xip".into(),
+        aliases: AliasesFile {
+            noallocate: "xip_noalloc".into(),
+            nocheck: "xip_nocache".into(),
+            bypass: "xip_nocache_noalloc".into(),
+            cite: "datasheet".into(),
+        },
+        cache_bytes: c(16384),
+        ways: c(2),
+        line_bytes: c(8),
+        replacement: "model".into(),
+        miss: MissFile {
+            clkdiv: 2,
+            address_clocks: 8,
+            wait_clocks: 4,
+            data_lines: 4,
+            cite: "boot2".into(),
+        },
+        control: c(0x1400_0000),
+        reset: c(3),
+    }
+}
+
+fn regions() -> Vec<(String, u64, u64)> {
+    [
+        ("xip", 0x1000_0000),
+        ("xip_noalloc", 0x1100_0000),
+        ("xip_nocache", 0x1200_0000),
+        ("xip_nocache_noalloc", 0x1300_0000),
+    ]
+    .iter()
+    .map(|(n, s)| (n.to_string(), *s, s + 0x20_0000))
+    .collect()
+}
+
+#[test]
+fn the_table_is_validated_field_by_field() {
+    assert_eq!(validate(file(), &regions()), Ok(spec()));
+    let field = |edit: fn(&mut XipFile)| {
+        let mut f = file();
+        edit(&mut f);
+        validate(f, &regions()).unwrap_err().0
+    };
+    assert_eq!(field(|f| f.kind = "xip".into()), "xip.kind");
+    assert_eq!(field(|f| f.region = "nowhere".into()), "xip.region");
+    assert_eq!(
+        field(|f| f.aliases.bypass = "xip".into()),
+        "xip.aliases.bypass"
+    );
+    assert_eq!(field(|f| f.ways.value = 3), "xip.ways.value");
+    assert_eq!(
+        field(|f| f.line_bytes.cite = " ".into()),
+        "xip.line_bytes.cite"
+    );
+    assert_eq!(field(|f| f.miss.clkdiv = 3), "xip.miss.clkdiv");
+    assert_eq!(field(|f| f.miss.data_lines = 3), "xip.miss.data_lines");
+    assert_eq!(
+        field(|f| f.control.value = 0x1000_0000),
+        "xip.control.value"
+    );
+    assert_eq!(field(|f| f.reset.value = 0x10), "xip.reset.value");
+    assert_eq!(field(|f| f.cache_bytes.value = 8), "xip.cache_bytes.value");
+}
+
+#[test]
+fn the_rp2040_target_file_is_read_and_checked() {
+    use crate::model::target::{builtin, builtin_names, catalog, Target};
+    let t = builtin("rp2040").unwrap();
+    let x = t.xip.as_ref().unwrap();
+    assert_eq!(
+        (x.sets, x.ways, x.line_bytes, x.miss_cycles),
+        (1024, 2, 8, 56)
+    );
+    assert_eq!(
+        x.window(0x1100_0010),
+        Some((0x1100_0000, Alias::NoAllocate))
+    );
+    // every other built-in target has no XIP cache: priced as before
+    for name in builtin_names().iter().filter(|n| *n != "rp2040") {
+        assert!(builtin(name).unwrap().xip.is_none(), "{name}");
+    }
+    let text = catalog::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "rp2040")
+        .unwrap()
+        .1;
+    for (from, to, field) in [
+        ("clkdiv = 2,", "clkdiv = 1,", "xip.miss.clkdiv"),
+        (
+            "bypass = \"xip_nocache_noalloc\"",
+            "bypass = \"sram\"",
+            "xip.aliases.bypass",
+        ),
+        (
+            "value = 0x14000000",
+            "value = 0x20000000",
+            "xip.control.value",
+        ),
+    ] {
+        let bad = text.replace(from, to);
+        assert_ne!(bad, text, "{from}");
+        let err = Target::parse(&bad, std::path::Path::new("rp2040.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field) && err.contains("rp2040.toml"), "{err}");
+    }
+}
