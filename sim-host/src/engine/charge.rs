@@ -48,13 +48,22 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
         count_unpriced(st, addr);
     }
     if price.memory {
-        super::flash::fetch(st, addr);
-        super::l1cache::fetch(st, addr);
-        super::xip::fetch(st, addr);
+        memory_fetch(st, addr);
     }
     if price.intercept != 0 {
         intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
     }
+}
+
+/// A block in a modelled memory executes: each model's fetch stalls for
+/// it (from the block hook, or from the translated code that charged it:
+/// `translation_charge::on_memory`).
+#[cold]
+#[inline(never)]
+pub(super) fn memory_fetch(st: &mut super::state::State, addr: u64) {
+    super::flash::fetch(st, addr);
+    super::l1cache::fetch(st, addr);
+    super::xip::fetch(st, addr);
 }
 
 /// The block's cached price, priced and cached the first time (by the

@@ -6,8 +6,11 @@
 //! stays: the translated code calls it at or past `limits.limit` (the
 //! slice's end, a poll, an event, a debugger's resume), and for every
 //! execution of a block it must not charge itself (intercepted entry
-//! points, unpriced instructions, a branch predictor, a flash
-//! accelerator's fetch stalls).
+//! points, unpriced instructions, a branch predictor). A block in a
+//! modelled memory (a flash accelerator, L1 caches, an XIP cache: its
+//! price's `memory` flag) is charged inline too, and the translated code
+//! then calls [`on_memory`] for its fetch stalls, as the block hook would
+//! after charging it.
 
 use super::blocks::Price;
 use super::charge::block_price;
@@ -47,6 +50,7 @@ impl TranslationCharge {
             trail_mask: TRAIL_SLOTS as u64 - 1,
             price: Some(on_translated),
             user_data: std::ptr::from_mut(charge.handle.as_mut()).cast(),
+            memory: Some(on_memory),
         };
         // SAFETY: `base` is the engine's state, which lives (at one
         // address, in the engine's allocation) as long as the engine; the
@@ -74,14 +78,10 @@ fn offset(bytes: usize) -> i64 {
 
 /// Whether the translated code may charge a block at this price itself:
 /// what the block hook does besides the additions (intercepting, counting
-/// unpriced runs, the predictor, a flash accelerator's fetch stalls) needs
-/// the hook.
+/// unpriced runs, the predictor) needs the hook; a memory model's fetch
+/// stalls are the one call the translated code makes (`call_memory`).
 fn charged_inline(st: &State, price: &Price) -> bool {
-    price.intercept == 0
-        && !price.unpriced
-        && price.branch == 0
-        && !price.memory
-        && st.predictor.is_none()
+    price.intercept == 0 && !price.unpriced && price.branch == 0 && st.predictor.is_none()
 }
 
 /// # Safety
@@ -114,6 +114,29 @@ unsafe extern "C" fn on_translated(
         taken_extra: u64::from(price.taken_extra),
         last_insn: u64::from(price.last_insn),
         inline_charge: u32::from(inline),
+        call_memory: u32::from(inline && price.memory),
     };
     inline
+}
+
+/// # Safety
+/// `handle` is the user data `TranslationCharge::install` registered. The
+/// translated code calls this right after charging a block whose price has
+/// the `memory` flag: the fetch stalls the block hook's `charge_block`
+/// would add at that point. Nothing here panics but an overflow of the
+/// cycle count; a panic stops the run, as in the block hook.
+unsafe extern "C" fn on_memory(pc: u64, handle: *mut c_void) {
+    let emu = unsafe { &mut *handle.cast::<Uc<'static>>() };
+    let fetched = catch_unwind(AssertUnwindSafe(|| {
+        super::charge::memory_fetch(emu.get_data_mut(), pc)
+    }));
+    if let Err(panic) = fetched {
+        let message = super::api::panic_text(panic.as_ref());
+        super::state::stop_with(
+            emu,
+            super::api::Stop::Internal(format!(
+                "the memory model failed at {pc:#010x}: {message} (a bug of sim-host)"
+            )),
+        );
+    }
 }
