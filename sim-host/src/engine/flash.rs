@@ -13,9 +13,6 @@ use super::peripherals;
 use super::state::{FlashModel, Uc};
 use crate::model::memsys::FlashState;
 use crate::model::target::Target;
-use std::ffi::c_void;
-use unicorn_engine::unicorn_const::HookType;
-use unicorn_engine_sys::{uc_engine, uc_error, uc_hook, uc_hook_add, uc_hook_del};
 
 /// Unicorn maps whole pages.
 const PAGE: u64 = 0x1000;
@@ -30,7 +27,7 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
     }))
 }
 
-/// Maps FLASH_ACR's page (the data reads are [`DataReadHook`]'s).
+/// Maps FLASH_ACR's page (the data reads are hooked by `model_hooks`).
 pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
     let Some(spec) = emu.get_data().flash.as_ref().map(|f| f.spec.clone()) else {
         return Ok(());
@@ -47,90 +44,6 @@ pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
         emu.mmio_map(page, PAGE, Some(read), Some(write)),
     )?;
     Ok(())
-}
-
-/// The read hook on the flash's range, registered through Unicorn's C API
-/// as the block hook is (`block_hook.rs`: the crate's proxy upgrades a
-/// `Weak` and drops an `Rc` at every call); removed when dropped.
-pub(super) struct DataReadHook {
-    /// The handle the hook charges through. Boxed: Unicorn keeps its
-    /// address as the hook's user data.
-    handle: Box<Uc<'static>>,
-    id: uc_hook,
-}
-
-impl DataReadHook {
-    /// Hooks the data reads of the accelerated flash, if the target has one.
-    pub(super) fn install(emu: &Uc<'static>) -> Result<Option<DataReadHook>, MachineError> {
-        let Some((start, end)) = emu
-            .get_data()
-            .flash
-            .as_ref()
-            .map(|f| (f.spec.start, f.spec.end))
-        else {
-            return Ok(None);
-        };
-        let mut hook = DataReadHook {
-            handle: Box::new(emu.clone()),
-            id: 0,
-        };
-        let callback: unsafe extern "C" fn(*mut uc_engine, u32, u64, u32, i64, *mut c_void) =
-            on_read;
-        // SAFETY: the callback has the C signature of a memory hook, and its
-        // user data, the boxed handle, lives until `drop` removes the hook.
-        let err = unsafe {
-            uc_hook_add(
-                emu.get_handle(),
-                &mut hook.id,
-                HookType::MEM_READ.0 as i32,
-                callback as *mut c_void,
-                std::ptr::from_mut(hook.handle.as_mut()).cast(),
-                start,
-                end - 1,
-            )
-        };
-        match err {
-            uc_error::OK => Ok(Some(hook)),
-            e => Err(MachineError::Unicorn {
-                what: "hook the flash's data reads".into(),
-                error: e,
-            }),
-        }
-    }
-}
-
-impl Drop for DataReadHook {
-    fn drop(&mut self) {
-        // SAFETY: the hook was added to this engine, which the handle keeps
-        // open.
-        unsafe { uc_hook_del(self.handle.get_handle(), self.id) };
-    }
-}
-
-/// # Safety
-/// `handle` is the user data `DataReadHook::install` registered (see
-/// `block_hook::on_block` for how the state is reached). Nothing here
-/// panics but an arithmetic overflow of the cycle count; a panic is caught
-/// all the same, as in the block hook.
-unsafe extern "C" fn on_read(
-    _uc: *mut uc_engine,
-    _kind: u32,
-    addr: u64,
-    _size: u32,
-    _value: i64,
-    handle: *mut c_void,
-) {
-    let emu = unsafe { &mut *handle.cast::<Uc<'static>>() };
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| data_read(emu, addr)));
-    if let Err(panic) = read {
-        let message = super::api::panic_text(panic.as_ref());
-        super::state::stop_with(
-            emu,
-            super::api::Stop::Internal(format!(
-                "the flash's read hook failed at {addr:#010x}: {message} (a bug of sim-host)"
-            )),
-        );
-    }
 }
 
 /// One access to FLASH_ACR's page: the register itself, 32-bit.
@@ -157,8 +70,8 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
     }
 }
 
-/// A data read of the flash: its stall charged now.
-fn data_read(uc: &mut Uc<'_>, addr: u64) {
+/// A data read of the flash (`model_hooks`): its stall charged now.
+pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, _write: bool) {
     let st = uc.get_data_mut();
     if let Some(flash) = st.flash.as_mut() {
         let line = flash.spec.line(addr);

@@ -10,11 +10,9 @@
 //! A target without `[l1cache]` maps nothing, hooks nothing and prices no
 //! block with the flag: it runs as before.
 
-use super::api::{uc, MachineError};
 use super::state::{BlockLines, L1Model, State, Uc};
 use crate::model::cycles::Insn;
 use crate::model::l1cache::{L1State, CCR_DC, CCR_IC};
-use unicorn_engine::unicorn_const::{HookType, MemType};
 
 /// CCR's address (ARMv7-M B3.2.8).
 const CCR: u32 = 0xE000_ED14;
@@ -28,37 +26,9 @@ pub(super) fn state(target: &crate::model::target::Target) -> Option<Box<L1Model
     }))
 }
 
-/// Hooks the data accesses of every range that is not TCM.
-pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
-    let Some(ranges) = emu.get_data().l1cache.as_ref().map(|c| {
-        c.state
-            .spec()
-            .priced_ranges()
-            .map(|r| (r.start, r.end))
-            .collect::<Vec<_>>()
-    }) else {
-        return Ok(());
-    };
-    for (start, end) in ranges {
-        let hook = |uc: &mut Uc<'_>, kind: MemType, addr: u64, _: usize, _: i64| {
-            data_access(uc, addr, kind == MemType::WRITE);
-            true
-        };
-        uc(
-            "hook the cached ranges' data accesses",
-            emu.add_mem_hook(
-                HookType::MEM_READ | HookType::MEM_WRITE,
-                start,
-                end - 1,
-                hook,
-            ),
-        )?;
-    }
-    Ok(())
-}
-
-/// A data access in a cached or slow range: its stall charged now.
-fn data_access(uc: &mut Uc<'_>, addr: u64, write: bool) {
+/// A data access in a cached or slow range (`model_hooks`): its stall
+/// charged now.
+pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, write: bool) {
     let st = uc.get_data_mut();
     if let Some(c) = st.l1cache.as_mut() {
         st.clock.cycles += u64::from(c.state.data(addr, write));

@@ -40,6 +40,7 @@ mod l1cache;
 mod machine_timer;
 mod memory;
 mod mmio;
+mod model_hooks;
 mod options;
 mod peripherals;
 mod plugin_guest;

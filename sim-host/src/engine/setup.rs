@@ -131,9 +131,10 @@ pub(super) fn run_once(
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     // kept until the run ends: the block hook is removed when dropped
     let _block_hook = install_cycle_hooks(&mut emu, dynamic, options.counting)?;
-    let _flash_reads = match options.counting {
-        Counting::Off => None,
-        _ => super::flash::DataReadHook::install(&emu)?,
+    // kept until the run ends, as the block hook
+    let _model_hooks = match options.counting {
+        Counting::Off => Vec::new(),
+        _ => super::model_hooks::install(&emu)?,
     };
     let _translation_charge = install_translation_charge(&mut emu, options)?;
     install_observers(&mut emu, &options.observers)?;
@@ -336,7 +337,6 @@ pub(super) fn create_engine(
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
     super::flash::map(&mut emu)?;
-    super::l1cache::map(&mut emu)?;
     super::xip::map(&mut emu)?;
     for seg in &image.segments {
         uc(

@@ -16,7 +16,6 @@ use crate::image::elf::GuestImage;
 use crate::model::target::Target;
 use crate::model::xip::run::XipModel;
 use crate::model::xip::{FLUSH_OFFSET, STAT_OFFSET, STAT_VALUE};
-use unicorn_engine::unicorn_const::HookType;
 
 /// Unicorn maps whole pages.
 const PAGE: u64 = 0x1000;
@@ -26,7 +25,8 @@ pub(super) fn state(target: &Target) -> Option<Box<XipModel>> {
     Some(Box::new(XipModel::new(target.xip.clone()?)))
 }
 
-/// Maps the control registers' page and hooks the windows' data reads.
+/// Maps the control registers' page (the windows' data reads are hooked
+/// by `model_hooks`).
 pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
     let Some(spec) = emu.get_data().xip.as_ref().map(|x| x.spec.clone()) else {
         return Ok(());
@@ -41,19 +41,6 @@ pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
     uc(
         "map the XIP control registers",
         emu.mmio_map(page, PAGE, Some(read), Some(write)),
-    )?;
-    let hook = |uc: &mut Uc<'_>,
-                _: unicorn_engine::unicorn_const::MemType,
-                addr: u64,
-                _: usize,
-                _: i64| {
-        data_read(uc, addr);
-        true
-    };
-    let (lo, hi) = spec.span();
-    uc(
-        "hook the XIP windows' data reads",
-        emu.add_mem_hook(HookType::MEM_READ, lo, hi - 1, hook),
     )?;
     Ok(())
 }
@@ -121,7 +108,7 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
 }
 
 /// A data read of a window: its stall charged now.
-fn data_read(uc: &mut Uc<'_>, addr: u64) {
+pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, _write: bool) {
     let st = uc.get_data_mut();
     if let Some(xip) = st.xip.as_mut() {
         st.clock.cycles += u64::from(xip.read(addr));
