@@ -33,7 +33,10 @@
 //! - IT folding (Cortex-M3/M4 ACTLR.DISFOLD): an IT directly after a 16-bit
 //!   instruction of the same block costs `folded` instead of `cycles`;
 //! - load use (Hazard3): an instruction that reads the register loaded by the
-//!   directly preceding load costs the load's `load_use` more;
+//!   directly preceding load costs the load's `load_use` more; a store only
+//!   through its address ("a load data -> store data dependency is not an
+//!   example of this, because data is produced and consumed in stage 3",
+//!   RP2350 datasheet 3.8.7.9 note 2);
 //! - instruction fetch wait states: one fetch per 32-bit word of code, each
 //!   costing the region's wait states.
 //!
@@ -253,6 +256,17 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
     cost
 }
 
+/// The registers whose load in the instruction before costs a load-use
+/// bubble: a store's data is consumed in the stage the load produces it,
+/// only its address is needed earlier (see the module's doc).
+fn load_use_reads(insn: &Insn) -> RegMask {
+    if insn.class == InsnClass::Store {
+        insn.address_regs
+    } else {
+        insn.reads
+    }
+}
+
 /// The cycles an instruction occupies the pipeline by its row and the
 /// Cortex-M3/M4 and Hazard3 rules on its neighbour (see the module's doc).
 fn instruction_cycles(
@@ -290,7 +304,7 @@ fn instruction_cycles(
                 cycles += row.address_dependency;
             }
         }
-        if p.class == InsnClass::Load && p.writes & insn.reads != 0 {
+        if p.class == InsnClass::Load && p.writes & load_use_reads(insn) != 0 {
             cycles += p_row.map_or(0, |r| r.load_use);
         }
         // IT folding: an IT right after a 16-bit instruction executes
@@ -604,7 +618,16 @@ mod tests {
         let mut lw = load(0, 5, 10);
         lw.size = 4;
         assert_eq!(price_block(&rv, &[lw.clone(), use_it], 0).cycles, 3);
-        assert_eq!(price_block(&rv, &[lw, independent], 0).cycles, 2);
+        assert_eq!(price_block(&rv, &[lw.clone(), independent], 0).cycles, 2);
+        // sw x5, 0(x8) after the load of x5: no bubble (the data is used
+        // in stage 3); sw x8, 0(x5): the address needs it, a bubble
+        let store = |data: u8, base: u8| Insn {
+            reads: (1 << data) | (1 << base),
+            address_regs: 1 << base,
+            ..Insn::simple(4, 4, InsnClass::Store)
+        };
+        assert_eq!(price_block(&rv, &[lw.clone(), store(5, 8)], 0).cycles, 2);
+        assert_eq!(price_block(&rv, &[lw, store(8, 5)], 0).cycles, 3);
     }
 
     #[test]
