@@ -8,6 +8,11 @@ use std::time::Duration;
 /// microcontroller, small enough that the scheduler's tables stay small.
 pub const MAX_CORES: usize = 1024;
 
+/// The most cycles one cycle-table number may say: far beyond any real
+/// instruction (a divide takes at most tens), small enough that a block of
+/// thousands of instructions cannot overflow its 32-bit price.
+pub const MAX_CLASS_CYCLES: u32 = 10_000;
+
 /// Bounds of a guest thread's stack (`--thread-stack`), in bytes.
 pub const MIN_THREAD_STACK: u64 = 256;
 

@@ -1,17 +1,19 @@
 //! A dynamic branch predictor, for cores whose control-flow cost depends
-//! on what their predictor learnt (`[cycles.predictor]` in a target file):
-//! a table of saturating direction counters for conditional branches, a
-//! branch target buffer for taken branches and jumps, and a return-address
-//! stack. The engine resolves every executed control-flow instruction at
+//! on what their predictor learnt (`[cycles.predictor]` in a target file),
+//! in one of two organisations: a table of saturating direction counters
+//! for conditional branches, a branch target buffer for taken branches and
+//! jumps, and a return-address stack (the Cortex-M7, the SiFive E31); or
+//! Hazard3's single-entry buffer of the last taken backward branch. The
+//! engine resolves every executed control-flow instruction at
 //! the next block's start (where it learns where it went) and charges the
 //! penalty of a misprediction.
 //!
-//! The organisation (direct-mapped by halfword address, counters starting
+//! The table's organisation (direct-mapped by halfword address, counters starting
 //! weakly not-taken, a taken prediction needing the target buffer to hold
 //! the target) is this model's own where a vendor gives only the sizes;
 //! each target file says which of its numbers are published.
 
-use crate::model::target::PredictorSpec;
+use crate::model::target::{Organisation, PredictorSpec};
 use std::collections::HashMap;
 
 /// What kind of control transfer a block's last instruction is, for the
@@ -53,34 +55,111 @@ impl BranchKind {
 /// The predictor's state during a run.
 #[derive(Debug, Clone)]
 pub struct Predictor {
-    spec: PredictorSpec,
-    counters: HashMap<u32, u8>,
-    targets: HashMap<u32, (u32, u32)>,
-    returns: Vec<u32>,
+    penalty: u32,
+    state: State,
     /// How many control-flow instructions were mispredicted.
     pub mispredicted: u64,
 }
 
+#[derive(Debug, Clone)]
+enum State {
+    Table(Table),
+    /// The branch the single-entry buffer holds.
+    LastTakenBackward(Option<u32>),
+}
+
 impl Predictor {
     pub fn new(spec: &PredictorSpec) -> Predictor {
+        let state = match spec.organisation {
+            Organisation::Table {
+                entries,
+                counter_bits,
+                btb_entries,
+                ras_entries,
+            } => State::Table(Table {
+                entries,
+                counter_bits,
+                btb_entries,
+                ras_entries,
+                counters: HashMap::new(),
+                targets: HashMap::new(),
+                returns: Vec::new(),
+            }),
+            Organisation::LastTakenBackward => State::LastTakenBackward(None),
+        };
         Predictor {
-            spec: spec.clone(),
-            counters: HashMap::new(),
-            targets: HashMap::new(),
-            returns: Vec::new(),
+            penalty: spec.penalty,
+            state,
             mispredicted: 0,
         }
     }
 
+    /// The control-flow instruction at `pc`, whose block falls through to
+    /// `fallthrough`, went to `to`: learns it, and returns the cycles a
+    /// misprediction costs (0 when it was predicted).
+    pub fn resolve(&mut self, kind: BranchKind, pc: u32, to: u32, fallthrough: u32) -> u32 {
+        let predicted = match &mut self.state {
+            _ if kind == BranchKind::None => true,
+            State::Table(table) => table.resolve(kind, pc, to, fallthrough),
+            State::LastTakenBackward(buffer) => {
+                kind != BranchKind::Conditional || last_taken_backward(buffer, pc, to, fallthrough)
+            }
+        };
+        if predicted {
+            0
+        } else {
+            self.mispredicted += 1;
+            self.penalty
+        }
+    }
+}
+
+/// Hazard3's predictor (RP2350 datasheet 3.8.7.10) resolves the
+/// conditional branch at `pc`: predicted taken when the buffer holds it,
+/// not taken otherwise. A taken backward branch is remembered; a
+/// predicted one that falls through empties the buffer ("the core clears
+/// the BTB"). Returns whether the prediction was right.
+///
+/// The caveat of 3.8.7.10.1: the predictor "does not engage" for a loop
+/// whose body is one 16-bit instruction at a 32-bit-aligned address (the
+/// branch then sits 2 bytes after its target). Such a branch is taken as
+/// never remembered and leaving the buffer as it is: the model's reading
+/// of "does not engage".
+fn last_taken_backward(buffer: &mut Option<u32>, pc: u32, to: u32, fallthrough: u32) -> bool {
+    let taken = to != fallthrough;
+    let predicted_taken = *buffer == Some(pc);
+    let delay_loop = to % 4 == 0 && pc == to.wrapping_add(2);
+    if taken && to <= pc && !delay_loop {
+        *buffer = Some(pc);
+    } else if predicted_taken && !taken {
+        *buffer = None;
+    }
+    predicted_taken == taken
+}
+
+/// A table predictor: direction counters, a target buffer, a return
+/// stack.
+#[derive(Debug, Clone)]
+struct Table {
+    entries: u32,
+    counter_bits: u32,
+    btb_entries: u32,
+    ras_entries: u32,
+    counters: HashMap<u32, u8>,
+    targets: HashMap<u32, (u32, u32)>,
+    returns: Vec<u32>,
+}
+
+impl Table {
     fn counter_slot(&self, pc: u32) -> u32 {
-        match self.spec.entries {
+        match self.entries {
             0 => pc,
             n => (pc >> 1) % n,
         }
     }
 
     fn target_slot(&self, pc: u32) -> u32 {
-        match self.spec.btb_entries {
+        match self.btb_entries {
             0 => pc,
             n => (pc >> 1) % n,
         }
@@ -100,21 +179,20 @@ impl Predictor {
     }
 
     fn push_return(&mut self, address: u32) {
-        if self.spec.ras_entries == 0 {
+        if self.ras_entries == 0 {
             return;
         }
-        if self.returns.len() == self.spec.ras_entries as usize {
+        if self.returns.len() == self.ras_entries as usize {
             self.returns.remove(0);
         }
         self.returns.push(address);
     }
 
-    /// The control-flow instruction at `pc`, whose block falls through to
-    /// `fallthrough`, went to `to`: learns it, and returns the cycles a
-    /// misprediction costs (0 when it was predicted).
-    pub fn resolve(&mut self, kind: BranchKind, pc: u32, to: u32, fallthrough: u32) -> u32 {
-        let predicted = match kind {
-            BranchKind::None => return 0,
+    /// Whether the instruction at `pc` going to `to` was predicted; it
+    /// learns it.
+    fn resolve(&mut self, kind: BranchKind, pc: u32, to: u32, fallthrough: u32) -> bool {
+        match kind {
+            BranchKind::None => true,
             BranchKind::Conditional => self.conditional(pc, to, fallthrough),
             BranchKind::Jump | BranchKind::Indirect => self.by_target(pc, to),
             BranchKind::Call | BranchKind::IndirectCall => {
@@ -122,14 +200,8 @@ impl Predictor {
                 self.push_return(fallthrough);
                 predicted
             }
-            BranchKind::Return if self.spec.ras_entries > 0 => self.returns.pop() == Some(to),
+            BranchKind::Return if self.ras_entries > 0 => self.returns.pop() == Some(to),
             BranchKind::Return => self.by_target(pc, to),
-        };
-        if predicted {
-            0
-        } else {
-            self.mispredicted += 1;
-            self.spec.penalty
         }
     }
 
@@ -138,7 +210,7 @@ impl Predictor {
     /// direction, the buffer a taken branch's target.
     fn conditional(&mut self, pc: u32, to: u32, fallthrough: u32) -> bool {
         let taken = to != fallthrough;
-        let bits = self.spec.counter_bits;
+        let bits = self.counter_bits;
         let max = (1u8 << bits) - 1;
         let threshold = 1u8 << (bits - 1);
         let slot = self.counter_slot(pc);
@@ -177,10 +249,12 @@ mod tests {
 
     fn spec(entries: u32, bits: u32, btb: u32, ras: u32) -> PredictorSpec {
         PredictorSpec {
-            entries,
-            counter_bits: bits,
-            btb_entries: btb,
-            ras_entries: ras,
+            organisation: Organisation::Table {
+                entries,
+                counter_bits: bits,
+                btb_entries: btb,
+                ras_entries: ras,
+            },
             penalty: 3,
             cite: "test".into(),
         }
@@ -236,5 +310,71 @@ mod tests {
         }
         // the counter is strong-taken, but the buffer has 0x10's target
         assert_eq!(p.resolve(BranchKind::Conditional, 0x18, 0x1a, 0x1a), 0);
+    }
+
+    fn hazard3() -> Predictor {
+        Predictor::new(&PredictorSpec {
+            organisation: Organisation::LastTakenBackward,
+            penalty: 1,
+            cite: "test".into(),
+        })
+    }
+
+    #[test]
+    fn hazard3_copy_loop_mispredicts_its_first_and_last_branch() {
+        // RP2350 datasheet 3.8.7.10: a 10-byte copy's bltu is taken 9
+        // times then falls through: "the mispredicted, taken branch at the
+        // end of the first iteration costs one cycle", "the mispredicted,
+        // non-taken branch at the end of the last iteration costs one"
+        let mut p = hazard3();
+        let penalties: Vec<u32> = (0..10)
+            .map(|i| {
+                let to = if i < 9 { 0x100 } else { 0x112 };
+                p.resolve(BranchKind::Conditional, 0x10e, to, 0x112)
+            })
+            .collect();
+        assert_eq!(penalties, [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        // the fall-through emptied the buffer: the next entry mispredicts
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x10e, 0x100, 0x112), 1);
+    }
+
+    #[test]
+    fn hazard3_predicts_only_the_last_taken_backward_branch() {
+        let mut p = hazard3();
+        // forward taken branches are never remembered
+        for _ in 0..3 {
+            assert_eq!(p.resolve(BranchKind::Conditional, 0x40, 0x60, 0x44), 1);
+        }
+        // not taken and not remembered: predicted
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x40, 0x44, 0x44), 0);
+        // two backward branches alternating replace each other
+        p.resolve(BranchKind::Conditional, 0x80, 0x70, 0x84);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x80, 0x70, 0x84), 0);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x90, 0x70, 0x94), 1);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x80, 0x70, 0x84), 1);
+        // a forward taken branch leaves the buffer as it was
+        p.resolve(BranchKind::Conditional, 0x40, 0x60, 0x44);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x80, 0x70, 0x84), 0);
+        // jumps, calls and returns are priced by their rows, not here
+        assert_eq!(p.resolve(BranchKind::Jump, 0x10, 0x80, 0x14), 0);
+        assert_eq!(p.resolve(BranchKind::Return, 0x90, 0x14, 0x92), 0);
+        // 3 + 1 (the first 0x80) + 1 + 1 + 1 (the forward one)
+        assert_eq!(p.mispredicted, 7);
+    }
+
+    #[test]
+    fn hazard3_does_not_engage_on_an_aligned_one_halfword_delay_loop() {
+        // 3.8.7.10.1: a 16-bit body at a 32-bit-aligned address, then the
+        // branch back to it: every taken execution mispredicts
+        let mut p = hazard3();
+        for _ in 0..4 {
+            assert_eq!(p.resolve(BranchKind::Conditional, 0x102, 0x100, 0x104), 1);
+        }
+        // the same loop with its body at a halfword address engages
+        p.resolve(BranchKind::Conditional, 0x104, 0x102, 0x106);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x104, 0x102, 0x106), 0);
+        // and a two-instruction body at an aligned address too
+        p.resolve(BranchKind::Conditional, 0x204, 0x200, 0x206);
+        assert_eq!(p.resolve(BranchKind::Conditional, 0x204, 0x200, 0x206), 0);
     }
 }

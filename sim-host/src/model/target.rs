@@ -450,34 +450,6 @@ impl Default for IssueModel {
     }
 }
 
-/// A dynamic branch predictor (`[cycles.predictor]`): the engine keeps its
-/// state during the run and charges `penalty` for every control-flow
-/// instruction it mispredicts (`model::predictor`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PredictorSpec {
-    /// Direction counters of conditional branches, indexed by the branch's
-    /// halfword address modulo `entries`; 0: one per branch (no aliasing).
-    pub entries: u32,
-    /// Bits of each saturating counter (1: the last direction).
-    #[serde(default = "two")]
-    pub counter_bits: u32,
-    /// Targets of taken branches and jumps, direct-mapped like the
-    /// counters; 0: every target is remembered.
-    pub btb_entries: u32,
-    /// Return addresses (a stack of calls); 0: returns are predicted by
-    /// the target buffer like other indirect branches.
-    #[serde(default)]
-    pub ras_entries: u32,
-    /// Cycles a mispredicted control-flow instruction costs.
-    pub penalty: u32,
-    pub cite: String,
-}
-
-fn two() -> u32 {
-    2
-}
-
 /// A memory region of the target's map.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Region {
@@ -624,7 +596,7 @@ struct CycleTableFile {
     #[serde(default)]
     issue: Option<IssueFile>,
     #[serde(default)]
-    predictor: Option<PredictorSpec>,
+    predictor: Option<PredictorFile>,
     /// Build options of the core that change rows (`NAME:option=value`).
     #[serde(default)]
     options: BTreeMap<String, OptionFile>,
@@ -889,10 +861,7 @@ impl Target {
     }
 }
 
-/// The most cycles one cycle-table number may say: far beyond any real
-/// instruction (a divide takes at most tens), small enough that a block of
-/// thousands of instructions cannot overflow its 32-bit price.
-pub const MAX_CLASS_CYCLES: u32 = 10_000;
+pub use crate::model::limits::MAX_CLASS_CYCLES;
 
 /// Every number of a cycle-table row within `0..=MAX_CLASS_CYCLES`, so a
 /// typo cannot wrap the block arithmetic into *fewer* cycles.
@@ -1228,36 +1197,12 @@ fn parse_issue(file: Option<IssueFile>) -> Result<IssueModel, FieldError> {
     })
 }
 
-/// `[cycles.predictor]`, checked: counters of 1 to 8 bits, a cited
-/// penalty in range.
-fn parse_predictor(file: Option<PredictorSpec>) -> Result<Option<PredictorSpec>, FieldError> {
-    let Some(p) = file else {
-        return Ok(None);
-    };
-    if !(1..=8).contains(&p.counter_bits) {
-        return Err((
-            "cycles.predictor.counter_bits".into(),
-            format!("{}: 1 to 8 bits", p.counter_bits),
-        ));
-    }
-    if p.penalty > MAX_CLASS_CYCLES {
-        return Err((
-            "cycles.predictor.penalty".into(),
-            format!("{} cycles: at most {MAX_CLASS_CYCLES}", p.penalty),
-        ));
-    }
-    if p.cite.trim().is_empty() {
-        return Err((
-            "cycles.predictor.cite".into(),
-            "the predictor cites its source".into(),
-        ));
-    }
-    Ok(Some(p))
-}
-
 pub mod catalog;
+mod predictor;
 mod system;
 use catalog::{find, names, Source};
+use predictor::{parse_predictor, PredictorFile};
+pub use predictor::{Organisation, PredictorSpec};
 use system::SystemFile;
 pub use system::{MachineTimer, Peripheral, System};
 
