@@ -198,3 +198,47 @@ fn a_branch_to_arm_state_is_named_as_such_on_thumb_only_cores() {
         assert_partial_with_samples(&data);
     }
 }
+
+/// A read that stops the run stops it at the reading instruction, also
+/// when the rest of its block would go on: the same block's semihosting
+/// print never runs. Both kinds of stop a data access can request: an
+/// unmapped address (Unicorn's invalid access) and a peripheral the board
+/// names but sim-host does not model (an MMIO callback calling
+/// `uc_emu_stop`), with the charge in the translation (where the exit is
+/// taken in the access's slow path: `accesscheck.patch`) and on the hook
+/// path (where the translated code tests it after the access).
+#[test]
+fn a_faulting_read_stops_before_the_rest_of_its_block() {
+    for charge in ["translation", "hook"] {
+        for (target, addr, says) in [
+            ("cortex-m4", "90000000", "read of unmapped memory"),
+            ("cortex-m4", "40004000", "CMSDK APB peripherals"),
+            ("rv32imac", "90000000", "read of unmapped memory"),
+            ("rv32imac", "40000000", "APB peripherals"),
+        ] {
+            let mut cmd = Command::new(sim_host_bin());
+            if charge == "hook" {
+                cmd.env("SIM_HOST_CHARGE", "hook");
+            }
+            let dir = scratch(&format!("readprint-{target}-{addr}-{charge}"));
+            let out = cmd
+                .args(["run", "--target", target, "-q", "-o"])
+                .arg(dir.join("data.arp"))
+                .arg(guest(target, "crash"))
+                .args(["--", "readprint", addr])
+                .output()
+                .unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            let what = format!("{target} {addr} ({charge})");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let err = stderr(&out);
+            assert_ne!(out.status.code(), Some(0), "{what}: {err}");
+            assert!(err.contains(says), "{what}: {err}");
+            assert!(stdout.contains("recorded 3 samples"), "{what}: {stdout}");
+            assert!(
+                !stdout.contains("printed after the read"),
+                "{what}: {stdout}"
+            );
+        }
+    }
+}

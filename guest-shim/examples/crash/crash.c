@@ -17,6 +17,10 @@
  *                    into read-only memory)
  *   crash armstate   (ARM) branches to an even address: ARM state, which a
  *                    Thumb-only core cannot enter
+ *   crash readprint ADDR
+ *                    reads the word at ADDR (hex) and, in the same basic
+ *                    block, prints through semihosting: a read that stops
+ *                    the run must stop it before the print
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -44,6 +48,35 @@ static unsigned __attribute__((noinline)) recurse(unsigned depth)
     return recurse(depth + 1) + frame[depth % 16];
 }
 
+/* Reads the word at `addr`, then prints `message` with the semihosting
+ * call SYS_WRITE0, with no branch between: one translated block. */
+static void __attribute__((noinline)) read_then_print(unsigned addr, const char *message)
+{
+#if defined(__arm__)
+    __asm__ volatile("ldr r3, [%0]\n"
+                     "movs r0, #4\n"
+                     "mov r1, %1\n"
+                     "bkpt 0xab\n"
+                     :
+                     : "r"(addr), "r"(message)
+                     : "r0", "r1", "r3", "memory");
+#else
+    __asm__ volatile(".option push\n"
+                     ".option norvc\n"
+                     "lw t0, 0(%0)\n"
+                     "li a0, 4\n"
+                     "mv a1, %1\n"
+                     ".balign 4\n"
+                     "slli x0, x0, 0x1f\n"
+                     "ebreak\n"
+                     "srai x0, x0, 7\n"
+                     ".option pop\n"
+                     :
+                     : "r"(addr), "r"(message)
+                     : "a0", "a1", "t0", "memory");
+#endif
+}
+
 /* The command word: the first argument that is one. (The semihosting
  * command line starts with the program name, as the ARM specification
  * says; Debian's picolibc passes it on as argv[1].) */
@@ -51,7 +84,7 @@ static int command(int argc, char **argv)
 {
     static const char *const words[] = {"unmapped", "flash", "undef", "stack", "loop",
                                         "exit",     "stdin", "name",  "files", "readcode",
-                                        "armstate"};
+                                        "armstate", "readprint"};
     int i;
     unsigned w;
     for (i = 1; i < argc; ++i)
@@ -106,6 +139,8 @@ int main(int argc, char **argv)
         volatile unsigned target = (unsigned)&work & ~1u; /* bit 0 clear: ARM state */
         ((void (*)(unsigned))target)(1);
 #endif
+    } else if (strcmp(what, "readprint") == 0 && at + 1 < argc) {
+        read_then_print((unsigned)strtoul(argv[at + 1], 0, 16), "printed after the read\n");
     } else if (strcmp(what, "readcode") == 0) {
         int fd = open("f", O_RDONLY);
         printf("read into code: %d\n", (int)read(fd, (void *)&work, 4));
