@@ -2,8 +2,13 @@
 //! direct-mapped cache of slots in front of a map of every priced block
 //! (DESIGN.md decision 2: a block is priced once).
 
-/// A block's price, packed for the hot path.
+/// A block's price, packed for the hot path. Aligned to 8 so that copies
+/// of it (and of `Option<Price>`) are whole aligned words: the block
+/// hook's copy of the cached price read an 8-byte word at an odd offset
+/// over fields stored a byte at a time, a store-forwarding stall on every
+/// intercepted ARP call.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(8))]
 pub(super) struct Price {
     pub(super) cycles: u32,
     pub(super) instructions: u32,
@@ -74,12 +79,27 @@ impl BlockCache {
         }
     }
 
+    /// The price in `addr`'s slot, if the slot holds it: the hot path's
+    /// look-up, a reference so that no `Option<Price>` is moved (its
+    /// copy, over fields stored a byte at a time, stalled).
+    #[inline(always)]
+    pub(super) fn hit(&self, addr: u32) -> Option<&Price> {
+        let slot = &self.slots[slot_of(addr)];
+        (slot.tag == addr.wrapping_add(1)).then_some(&slot.price)
+    }
+
     #[inline(always)]
     pub(super) fn get(&mut self, addr: u32) -> Option<Price> {
-        let slot = &mut self.slots[slot_of(addr)];
-        if slot.tag == addr.wrapping_add(1) {
-            return Some(slot.price);
+        if let Some(price) = self.hit(addr) {
+            return Some(*price);
         }
+        self.fill(addr)
+    }
+
+    /// The slot of `addr` filled from the map of every priced block.
+    #[cold]
+    pub(super) fn fill(&mut self, addr: u32) -> Option<Price> {
+        let slot = &mut self.slots[slot_of(addr)];
         let price = *self.index.get(&addr)?;
         *slot = Slot {
             tag: addr.wrapping_add(1),

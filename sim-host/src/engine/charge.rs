@@ -70,14 +70,23 @@ pub(super) fn memory_fetch(st: &mut super::state::State, addr: u64) {
 /// block hook, or as the block is translated: `translation_charge`).
 #[inline(always)]
 pub(super) fn block_price(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
-    match uc.get_data_mut().cache.get(addr as u32) {
-        Some(p) => p,
-        None => {
-            let p = price_at(uc, addr, size);
-            uc.get_data_mut().cache.insert(addr as u32, p);
-            p
-        }
+    if let Some(p) = uc.get_data().cache.hit(addr as u32) {
+        return *p;
     }
+    cached_or_priced(uc, addr, size)
+}
+
+/// A block not in its slot: from the map of priced blocks, else priced
+/// now.
+#[cold]
+#[inline(never)]
+fn cached_or_priced(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
+    if let Some(p) = uc.get_data_mut().cache.fill(addr as u32) {
+        return p;
+    }
+    let p = price_at(uc, addr, size);
+    uc.get_data_mut().cache.insert(addr as u32, p);
+    p
 }
 
 /// The branch predictor learns where the last block's control-flow
