@@ -624,7 +624,7 @@ impl XipState {
                 self.tags[set as usize * self.ways + way as usize] = EMPTY;
             }
             rp2350::Maintenance::InvalidateLine(line) => {
-                let set = (line % self.sets) as usize;
+                let set = self.set_of(line);
                 let ways = &mut self.tags[set * self.ways..(set + 1) * self.ways];
                 if let Some(t) = ways.iter_mut().find(|t| **t == line) {
                     *t = EMPTY;
@@ -643,10 +643,20 @@ impl XipState {
         order[..=i].rotate_right(1);
     }
 
+    /// The set of `line` (the sets are a power of two).
+    fn set_of(&self, line: u32) -> usize {
+        (line & (self.sets - 1)) as usize
+    }
+
     /// Looks `line` up; a hit becomes the set's most recently used.
     fn hit(&mut self, line: u32) -> bool {
-        let set = (line % self.sets) as usize;
-        let ways = &self.tags[set * self.ways..(set + 1) * self.ways];
+        let set = self.set_of(line);
+        let base = set * self.ways;
+        // the common case, a hit in the most recently used way: no reorder
+        if self.tags[base + self.order[base] as usize] == line {
+            return true;
+        }
+        let ways = &self.tags[base..base + self.ways];
         match ways.iter().position(|t| *t == line) {
             Some(way) => {
                 self.touch(set, way as u8);
@@ -660,7 +670,7 @@ impl XipState {
     /// present, else in the least recently used invalid way, else in the
     /// least recently used way.
     fn fill(&mut self, line: u32) {
-        let set = (line % self.sets) as usize;
+        let set = self.set_of(line);
         let base = set * self.ways;
         let order = &self.order[base..base + self.ways];
         let tags = &self.tags[base..base + self.ways];
@@ -739,19 +749,26 @@ impl XipState {
     /// An RP2350 access of `bytes` at flash offset `offset` through
     /// `alias` at cycle `now`: whether it hit and its stall. A cached one
     /// fills its line (a 64-bit transfer), any other is a transfer of its
-    /// own size.
+    /// own size (the RP2350's windows look up exactly when they fill).
     fn access_qmi(&mut self, alias: Alias, offset: u64, bytes: u64, now: u64) -> (bool, u32) {
-        let (check, allocate) = self.policy(alias);
-        let line = (offset / u64::from(self.line_bytes)) as u32;
-        if check && self.hit(line) {
+        if self.policy(alias).0 {
+            return self.fill_qmi((offset / u64::from(self.line_bytes)) as u32, now);
+        }
+        match self.qmi.as_mut() {
+            Some(qmi) => (false, qmi.transfer(offset, bytes, now)),
+            None => (false, self.miss),
+        }
+    }
+
+    /// A cached RP2350 access to `line` at cycle `now`: a hit, or its
+    /// line filled by a 64-bit transfer.
+    fn fill_qmi(&mut self, line: u32, now: u64) -> (bool, u32) {
+        if self.hit(line) {
             return (true, 0);
         }
         let Some(qmi) = self.qmi.as_mut() else {
             return (false, self.miss);
         };
-        if !allocate {
-            return (false, qmi.transfer(offset, bytes, now));
-        }
         let line_bytes = u64::from(self.line_bytes);
         let stall = qmi.transfer(u64::from(line) * line_bytes, line_bytes, now);
         self.fill(line);
@@ -777,8 +794,12 @@ impl XipState {
         };
         let mut stall = 0;
         for &unit in units {
-            let offset = u64::from(unit) * u64::from(bytes);
-            let (hit, s) = self.access_qmi(alias, offset, u64::from(bytes), now + u64::from(stall));
+            let (hit, s) = if cached {
+                self.fill_qmi(unit, now + u64::from(stall))
+            } else {
+                let offset = u64::from(unit) * u64::from(bytes);
+                self.access_qmi(alias, offset, u64::from(bytes), now + u64::from(stall))
+            };
             if hit {
                 self.stats.fetch_hits += 1;
             } else {
