@@ -16,11 +16,14 @@
 //! Stalls (RP2350 datasheet 4.4, the rules in xip/rp2350.rs): 16 KiB, two
 //! ways, 8-byte lines (1024 sets: lines 8 KiB apart share a set);
 //! - a line in the cache: 0 (a 1-cycle hit, what the table counts);
-//! - a QMI transfer of B bits at SCK = clk_sys / 2 with 6 + 2 + 4 SCK of
-//!   address, suffix and dummy before the quad data: 2 x (12 + B / 4);
-//!   chained to the previous one (the next address, within 65 cycles):
-//!   2 x B / 4. A line (64 bits): L = 56, chained C = 32; a word: W = 40,
-//!   chained 16; a byte: 2 x (12 + 2) = 28;
+//! - a QMI transfer of B bits at SCK = clk_sys / 3 (as the bootrom
+//!   leaves it) with 8 + 6 + 2 + 4 SCK of prefix, address, suffix and
+//!   dummy before the quad data: 3 x (20 + B / 4); chained to the previous
+//!   one (the next address, within 66 cycles, no 1 KiB boundary reached
+//!   before it): 3 x B / 4. A line (64 bits): L = 108, chained C = 48; a
+//!   word: W = 84, chained WC = 24; a byte: 3 x (20 + 2) = 66. No loop
+//!   below crosses a 1 KiB boundary inside (64-byte aligned, at most 64
+//!   bytes);
 //! - through the cache a miss fills its line; the 0x14 window and a
 //!   cache disabled by XIP_CTRL.EN_SECURE read what is accessed (a fetch:
 //!   its 32-bit words).
@@ -28,11 +31,12 @@
 use sim_host::model::target;
 
 /// A line read, and one chained to the previous transfer.
-const L: u64 = 56;
-const C: u64 = 32;
-/// A 32-bit read, and one chained.
-const W: u64 = 40;
-const WC: u64 = 16;
+const L: u64 = 108;
+const C: u64 = 48;
+/// A 32-bit read, and one chained; an 8-bit read.
+const W: u64 = 84;
+const WC: u64 = 24;
+const B: u64 = 66;
 
 /// The 100-iteration difference of each kernel pair, in kernel order.
 fn measured() -> Vec<u64> {
@@ -83,7 +87,7 @@ fn rp2350_xip_loops_match_hand_derived_counts() {
         // through 0x14, 4 bytes apart: one new, three chained
         loads + W + 3 * WC,
         // bytes through 0x14, 8 bytes apart: four new 8-bit transfers
-        loads + 4 * 28,
+        loads + 4 * B,
         // EN_SECURE clear: the loop's six words (one new, five chained),
         // then its four loads (new: the code ended elsewhere)
         loads + W + 5 * WC + 4 * W,
@@ -125,7 +129,7 @@ fn the_report_shows_the_rp2350_xip_cache() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
     let xip = &report["xip"];
-    assert_eq!(xip["miss_cycles"], 56);
+    assert_eq!(xip["miss_cycles"], 108);
     assert_eq!(xip["control"], 0x83, "the loops leave XIP_CTRL at reset");
     // every xip_set invalidates 2048 lines: 26 samples, each with three
     // calls (before it, on entry, on return)
@@ -182,7 +186,12 @@ fn a_bad_rp2350_xip_table_names_file_and_field() {
     for (from, to, field) in [
         ("kind = \"rp2350-xip\"", "kind = \"rp2351-xip\"", "xip.kind"),
         (fetch, "# no fetch_bytes", "xip.fetch_bytes"),
-        (", cooldown = 65,", ",", "xip.miss.cooldown"),
+        (", cooldown = 66,", ",", "xip.miss.cooldown"),
+        (
+            "pagebreak = 1024,",
+            "pagebreak = 1000,",
+            "xip.miss.pagebreak",
+        ),
         ("uncached = \"xip_uncached\",", "", "xip.aliases.uncached"),
         (
             "value = 0x18000000",
@@ -219,7 +228,7 @@ fn the_target_list_shows_the_rp2350_xip_cache() {
     let rp2350 = text.split("\nrp2350").nth(1).unwrap_or_default();
     assert!(
         rp2350.contains(
-            "  XIP cache in front of `xip`: 16 KiB, 2 ways, 8-byte lines, a line read from the flash 56 cycles"
+            "  XIP cache in front of `xip`: 16 KiB, 2 ways, 8-byte lines, a line read from the flash 108 cycles"
         ),
         "{text}"
     );

@@ -99,6 +99,10 @@ pub struct MissFile {
     /// a transfer (a sequential transfer within them is chained).
     #[serde(default)]
     pub cooldown: Option<u64>,
+    /// `rp2350-xip`: a burst ends at a multiple of this many bytes
+    /// (M0_TIMING.PAGEBREAK: 256, 1024 or 4096; absent: never).
+    #[serde(default)]
+    pub pagebreak: Option<u64>,
     pub cite: String,
 }
 
@@ -277,6 +281,7 @@ fn only_rp2350(f: &XipFile) -> Result<(), FieldError> {
         ("maintenance", f.maintenance.is_some()),
         ("fetch_bytes", f.fetch_bytes.is_some()),
         ("miss.cooldown", f.miss.cooldown.is_some()),
+        ("miss.pagebreak", f.miss.pagebreak.is_some()),
         ("aliases.uncached", f.aliases.uncached.is_some()),
         ("aliases.untranslated", f.aliases.untranslated.is_some()),
     ] {
@@ -381,6 +386,13 @@ fn rp2350_spec(
             format!("{cooldown}: at most 64 x 3 system clocks and half an SCK period"),
         ));
     }
+    let pagebreak = f.miss.pagebreak.unwrap_or(0);
+    if ![0, 256, 1024, 4096].contains(&pagebreak) {
+        return Err(err(
+            "miss.pagebreak",
+            format!("{pagebreak}: 256, 1024 or 4096 bytes (QMI M0_TIMING.PAGEBREAK)"),
+        ));
+    }
     Ok(rp2350::Rp2350Spec {
         maintenance: m,
         fetch_bytes: fetch.value as u32,
@@ -389,6 +401,7 @@ fn rp2350_spec(
             head: f.miss.address_clocks + f.miss.wait_clocks,
             data_lines: f.miss.data_lines,
             cooldown,
+            pagebreak,
         },
     })
 }

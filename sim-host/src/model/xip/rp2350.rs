@@ -22,7 +22,8 @@
 //!   the boot code leaves (the target file derives it). A transfer that
 //!   follows the previous one's last address, within the chip select's
 //!   cooldown after it, is chained: only its data clocks (12.14.2.1,
-//!   M0_TIMING.COOLDOWN). The time since the previous transfer is measured
+//!   M0_TIMING.COOLDOWN), unless the previous one ended at a page break
+//!   (M0_TIMING.PAGEBREAK: the chip select is released there). The time since the previous transfer is measured
 //!   on the run's clock when each block is charged, the block's own cycles
 //!   included; within a block the lines follow each other without a gap.
 //!   Chip-select set-up, hold and the RX delay are not counted. These
@@ -81,6 +82,8 @@ pub struct QmiTiming {
     pub data_lines: u64,
     /// System clocks the chip select stays asserted after a transfer.
     pub cooldown: u64,
+    /// A burst ends at a multiple of this many bytes (0: never).
+    pub pagebreak: u64,
 }
 
 /// The QMI's state: where and when the last transfer ended.
@@ -104,7 +107,9 @@ impl Qmi {
     /// `now`: its stall.
     pub fn transfer(&mut self, offset: u64, bytes: u64, now: u64) -> u32 {
         let t = &self.timing;
-        let chained = offset == self.next && now.saturating_sub(self.idle_at) <= t.cooldown;
+        let page_ended = t.pagebreak != 0 && self.next % t.pagebreak == 0;
+        let chained =
+            offset == self.next && !page_ended && now.saturating_sub(self.idle_at) <= t.cooldown;
         let head = if chained { 0 } else { t.head };
         let stall = t.clkdiv * (head + bytes * 8 / t.data_lines);
         self.next = offset + bytes;
@@ -156,14 +161,32 @@ pub fn decode(offset: u64, line_bytes: u32, sets: u32, ways: u32) -> Result<Main
 mod tests {
     use super::*;
 
-    /// The Pico 2's: SCK = clk_sys / 2, 6 + 2 + 4 SCK before quad data.
+    /// boot2_w25q080.S's: SCK = clk_sys / 2, 6 + 2 + 4 SCK before quad
+    /// data, no page break.
     fn qmi() -> Qmi {
         Qmi::new(QmiTiming {
             clkdiv: 2,
             head: 12,
             data_lines: 4,
             cooldown: 65,
+            pagebreak: 0,
         })
+    }
+
+    #[test]
+    fn a_page_break_ends_the_burst() {
+        let mut q = Qmi::new(QmiTiming {
+            clkdiv: 3,
+            head: 20,
+            data_lines: 4,
+            cooldown: 66,
+            pagebreak: 1024,
+        });
+        // the line before the boundary: new (3 x 36), then chained (3 x 16)
+        assert_eq!(q.transfer(1008, 8, 0), 108);
+        assert_eq!(q.transfer(1016, 8, 108), 48);
+        // it reached 1024: the next, though sequential, is new
+        assert_eq!(q.transfer(1024, 8, 156), 108);
     }
 
     #[test]

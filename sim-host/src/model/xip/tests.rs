@@ -110,6 +110,7 @@ fn file() -> XipFile {
             wait_clocks: 4,
             data_lines: 4,
             cooldown: None,
+            pagebreak: None,
             cite: "boot2".into(),
         },
         control: c(0x1400_0000),
