@@ -139,8 +139,9 @@ fn the_report_shows_the_rp2350_xip_cache() {
 }
 
 /// What the model does not have stops the run, named: XIP's hit counter
-/// (beside the modelled registers), pinning a line, SPLIT_WAYS, and the
-/// cache-as-SRAM window (a peripheral range of the target file).
+/// (beside the modelled registers), pinning a line, SPLIT_WAYS, the
+/// cache-as-SRAM window (a peripheral range of the target file), and a
+/// store into the flash.
 #[test]
 fn what_the_rp2350_model_lacks_is_refused_by_name() {
     let dir = e2e_tests::scratch("rp2350-refused");
@@ -153,6 +154,11 @@ fn what_the_rp2350_model_lacks_is_refused_by_name() {
             "XIP_CTRL.SPLIT_WAYS set: its effect is not modelled",
         ),
         ("sram", "XIP cache-as-SRAM (pinned lines, not modelled)"),
+        // the flash windows are read only (cached writes not modelled)
+        (
+            "store",
+            "write to read-only memory (4 bytes) at address 0x10000000",
+        ),
     ] {
         let out = std::process::Command::new(e2e_tests::sim_host_bin())
             .current_dir(&*dir)

@@ -11,6 +11,8 @@
  * `xip-rp2350 counter` reads XIP's hit counter, `pin` pins a line,
  * `split` sets XIP_CTRL.SPLIT_WAYS and `sram` reads the cache-as-SRAM
  * window, none of which the model has: each run stops naming it.
+ * `store` writes the flash, which stops the run (on silicon the store is
+ * downgraded to a read, XIP_CTRL.WRITABLE_M0).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -82,6 +84,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(what, "sram"))
         return (int)*(volatile uint32_t *)0x13ffc000u; /* XIP_SRAM_BASE */
+    if (!strcmp(what, "store")) {
+        *(volatile uint32_t *)0x10000000u = 0; /* the flash is read only */
+        return 0;
+    }
     arp_add_callbacks(arp_long, 0, 0, 0, 0, 0);
     arp_start(1, 2 * KERNELS, arp_record_all, 0, 0, 0, 0, 0);
     for (unsigned i = 0; i < KERNELS; ++i) {

@@ -593,8 +593,9 @@ impl XipState {
             line_bytes: spec.line_bytes,
             miss: spec.miss_cycles,
             tags: vec![EMPTY; spec.sets as usize * ways],
+            // way 0 least recently used: the first fill of a set goes there
             order: (0..spec.sets as usize)
-                .flat_map(|_| (0..ways as u8).collect::<Vec<_>>())
+                .flat_map(|_| (0..ways as u8).rev().collect::<Vec<_>>())
                 .collect(),
             qmi: spec.rp2350.as_ref().map(|r| rp2350::Qmi::new(r.qmi)),
             stats: XipStats::default(),
