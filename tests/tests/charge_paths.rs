@@ -25,6 +25,8 @@ const TARGETS: &[&str] = &[
     "cortex-m7",
     // an XIP cache: its blocks keep the hook for their fetch stalls
     "rp2040",
+    // the RP2350's XIP cache on the RISC-V side (QMI transfers, chaining)
+    "rp2350",
     "rv32imac",
     "sifive-e31",
     // a flash accelerator: its blocks keep the hook for their fetch stalls

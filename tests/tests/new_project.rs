@@ -429,9 +429,10 @@ fn an_elf_for_another_core_gets_the_right_target_named() {
     };
     let out = run(guest("rv32imac", "filter"), "cortex-m4");
     assert_eq!(out.status.code(), Some(125));
-    // both RISC-V cores run rv32imac code (issue 25 added sifive-e31)
+    // every RISC-V target runs rv32imac code (issue 25 added sifive-e31,
+    // issue 27 the rp2350 board preset)
     assert!(
-        text(&out).contains("try --target with one of rv32imac, sifive-e31"),
+        text(&out).contains("try --target with one of rp2350, rv32imac, sifive-e31"),
         "{}",
         text(&out)
     );

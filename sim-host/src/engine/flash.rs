@@ -71,7 +71,7 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
 }
 
 /// A data read of the flash (`model_hooks`): its stall charged now.
-pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, _write: bool) {
+pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, _size: u32, _write: bool) {
     let st = uc.get_data_mut();
     if let Some(flash) = st.flash.as_mut() {
         let line = flash.spec.line(addr);

@@ -28,7 +28,7 @@ pub(super) fn state(target: &crate::model::target::Target) -> Option<Box<L1Model
 
 /// A data access in a cached or slow range (`model_hooks`): its stall
 /// charged now.
-pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, write: bool) {
+pub(super) fn data_access(uc: &mut Uc<'_>, addr: u64, _size: u32, write: bool) {
     let st = uc.get_data_mut();
     if let Some(c) = st.l1cache.as_mut() {
         st.clock.cycles += u64::from(c.state.data(addr, write));

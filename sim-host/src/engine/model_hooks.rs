@@ -12,8 +12,9 @@ use std::ffi::c_void;
 use unicorn_engine::unicorn_const::{HookType, MemType};
 use unicorn_engine_sys::{uc_engine, uc_error, uc_hook, uc_hook_add, uc_hook_del};
 
-/// A model's charge for one data access (`write`: a store).
-type OnAccess = fn(&mut Uc<'_>, u64, bool);
+/// A model's charge for one data access: address, size in bytes,
+/// `write` (a store).
+type OnAccess = fn(&mut Uc<'_>, u64, u32, bool);
 
 /// What a hook calls, and the engine handle it calls it with. Boxed:
 /// Unicorn keeps its address as the hook's user data.
@@ -130,15 +131,16 @@ unsafe extern "C" fn on_access(
     _uc: *mut uc_engine,
     kind: MemType,
     addr: u64,
-    _size: u32,
+    size: u32,
     _value: i64,
     data: *mut c_void,
 ) {
     let data = unsafe { &mut *data.cast::<HookData>() };
     let write = kind == MemType::WRITE;
     let (emu, charge) = (&mut data.handle, data.on_access);
-    let charged =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| charge(emu, addr, write)));
+    let charged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        charge(emu, addr, size, write)
+    }));
     if let Err(panic) = charged {
         let message = panic_text(panic.as_ref());
         stop_with(

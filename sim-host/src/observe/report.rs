@@ -656,7 +656,16 @@ pub fn xip_text(x: &crate::engine::XipReport) -> String {
         s.data_hits,
         s.data_misses,
         s.flushes
-    )
+    ) + &maintenance_text(s.maintenance)
+}
+
+/// The RP2350's maintenance writes, when the run made any.
+fn maintenance_text(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("  cache maintenance writes: {n}\n")
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../targets/cortex-m7.toml"),
     ),
     ("rp2040", include_str!("../../../../targets/rp2040.toml")),
+    ("rp2350", include_str!("../../../../targets/rp2350.toml")),
     (
         "rv32imac",
         include_str!("../../../../targets/rv32imac.toml"),

@@ -9,8 +9,16 @@ use std::collections::HashMap;
 pub struct XipModel {
     pub spec: XipSpec,
     pub state: XipState,
-    /// Per block start: its window's alias and its lines in order.
-    blocks: HashMap<u32, (Alias, Box<[u32]>)>,
+    /// Per block start: its window's alias, its lines in order, and (on
+    /// the RP2350) its fetch words in order.
+    blocks: HashMap<u32, Block>,
+}
+
+#[derive(Debug)]
+struct Block {
+    alias: Alias,
+    lines: Box<[u32]>,
+    words: Box<[u32]>,
 }
 
 /// The XIP cache's counts in a run.
@@ -55,37 +63,62 @@ impl XipModel {
         if insns.is_empty() {
             return false;
         }
-        let mut lines: Vec<u32> = Vec::new();
-        for &(at, size) in insns {
-            let first = self.spec.line(start, at);
-            let last = self.spec.line(start, at + size - 1);
-            for line in first..=last {
-                if lines.last() != Some(&line) {
-                    lines.push(line);
-                }
-            }
-        }
-        self.blocks
-            .insert(addr as u32, (alias, lines.into_boxed_slice()));
+        let lines = units(insns, |at| self.spec.line(start, at));
+        let words = match &self.spec.rp2350 {
+            Some(r) => units(insns, |at| ((at - start) / u64::from(r.fetch_bytes)) as u32),
+            None => Vec::new(),
+        };
+        self.blocks.insert(
+            addr as u32,
+            Block {
+                alias,
+                lines: lines.into_boxed_slice(),
+                words: words.into_boxed_slice(),
+            },
+        );
         true
     }
 
-    /// The block at `addr` executes: the stall of its instruction lines.
-    pub fn fetch(&mut self, addr: u64) -> u32 {
-        match self.blocks.get(&(addr as u32)) {
-            Some((alias, lines)) => self.state.fetch_block(*alias, lines),
-            None => 0,
+    /// The block at `addr` executes at cycle `now`: the stall of its
+    /// instruction fetches.
+    pub fn fetch(&mut self, addr: u64, now: u64) -> u32 {
+        let Some(b) = self.blocks.get(&(addr as u32)) else {
+            return 0;
+        };
+        match &self.spec.rp2350 {
+            Some(r) => self
+                .state
+                .fetch_block_qmi(b.alias, &b.lines, &b.words, r.fetch_bytes, now),
+            None => self.state.fetch_block(b.alias, &b.lines),
         }
     }
 
-    /// A data read at `addr`: its stall (0 outside the windows).
-    pub fn read(&mut self, addr: u64) -> u32 {
-        match self.spec.window(addr) {
-            Some((start, alias)) => {
-                let line = self.spec.line(start, addr);
-                self.state.read_data(alias, line)
+    /// A data read of `size` bytes at `addr` at cycle `now`: its stall (0
+    /// outside the windows).
+    pub fn read(&mut self, addr: u64, size: u32, now: u64) -> u32 {
+        let Some((start, alias)) = self.spec.window(addr) else {
+            return 0;
+        };
+        if self.spec.rp2350.is_some() {
+            return self
+                .state
+                .read_data_qmi(alias, addr - start, u64::from(size), now);
+        }
+        let line = self.spec.line(start, addr);
+        self.state.read_data(alias, line)
+    }
+}
+
+/// The units (lines, fetch words) a block's instructions touch, in order,
+/// consecutive duplicates merged: `unit` numbers the one of an address.
+fn units(insns: &[(u64, u64)], unit: impl Fn(u64) -> u32) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for &(at, size) in insns {
+        for u in unit(at)..=unit(at + size - 1) {
+            if out.last() != Some(&u) {
+                out.push(u);
             }
-            None => 0,
         }
     }
+    out
 }

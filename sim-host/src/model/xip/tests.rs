@@ -17,6 +17,7 @@ fn spec() -> XipSpec {
         miss_cycles: 56,
         control: 0x1400_0000,
         reset: CTRL_EN | CTRL_ERR_BADWRITE,
+        rp2350: None,
     }
 }
 
@@ -95,6 +96,8 @@ fn file() -> XipFile {
             noallocate: "xip_noalloc".into(),
             nocheck: "xip_nocache".into(),
             bypass: "xip_nocache_noalloc".into(),
+            uncached: None,
+            untranslated: None,
             cite: "datasheet".into(),
         },
         cache_bytes: c(16384),
@@ -106,10 +109,14 @@ fn file() -> XipFile {
             address_clocks: 8,
             wait_clocks: 4,
             data_lines: 4,
+            cooldown: None,
+            pagebreak: None,
             cite: "boot2".into(),
         },
         control: c(0x1400_0000),
         reset: c(3),
+        maintenance: None,
+        fetch_bytes: None,
     }
 }
 
@@ -168,7 +175,10 @@ fn the_rp2040_target_file_is_read_and_checked() {
         Some((0x1100_0000, Alias::NoAllocate))
     );
     // every other built-in target has no XIP cache: priced as before
-    for name in builtin_names().iter().filter(|n| *n != "rp2040") {
+    for name in builtin_names()
+        .iter()
+        .filter(|n| !["rp2040", "rp2350"].contains(&n.as_str()))
+    {
         assert!(builtin(name).unwrap().xip.is_none(), "{name}");
     }
     let text = catalog::BUILTIN
@@ -196,4 +206,68 @@ fn the_rp2040_target_file_is_read_and_checked() {
             .to_string();
         assert!(err.contains(field) && err.contains("rp2040.toml"), "{err}");
     }
+}
+
+/// The RP2350's: the RP2040's geometry, and the QMI as the bootrom leaves
+/// it (a line 3 x (16 + 4 + 16) = 108, chained 48).
+fn spec_rp2350() -> XipSpec {
+    XipSpec {
+        windows: vec![
+            (0x1000_0000, 0x1040_0000, Alias::Cached),
+            (0x1400_0000, 0x1440_0000, Alias::Bypass),
+        ],
+        miss_cycles: 108,
+        control: 0x400c_8000,
+        reset: 0x83,
+        rp2350: Some(rp2350::Rp2350Spec {
+            maintenance: 0x1800_0000,
+            fetch_bytes: 4,
+            qmi: rp2350::QmiTiming {
+                clkdiv: 3,
+                head: 20,
+                data_lines: 4,
+                cooldown: 66,
+                pagebreak: 1024,
+            },
+        }),
+        ..spec()
+    }
+}
+
+#[test]
+fn maintenance_invalidates_the_way_or_the_line_it_names() {
+    let mut x = XipState::new(&spec_rp2350());
+    // lines 5 and 5 + 1024 share set 5; far apart in time: no chaining
+    let (a, b) = (5, 5 + 1024);
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[a], &[], 4, 0), 108);
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[b], &[], 4, 1000), 108);
+    // a went into the set's first free way, b into the other: invalidate
+    // by set/way (operation 0) the way holding a, bit 13 clear
+    x.maintain(5 << 3).unwrap();
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[b], &[], 4, 2000), 0);
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[a], &[], 4, 3000), 108);
+    // invalidate by address (operation 2) of b; clean (3) changes nothing
+    x.maintain((u64::from(b) << 3) | 2).unwrap();
+    x.maintain((u64::from(a) << 3) | 3).unwrap();
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[a], &[], 4, 4000), 0);
+    assert_eq!(x.fetch_block_qmi(Alias::Cached, &[b], &[], 4, 5000), 108);
+    assert_eq!(x.stats.maintenance, 3);
+    assert!(x.maintain(7).is_err(), "pin is refused");
+}
+
+#[test]
+fn the_rp2350_reads_uncached_words_and_chains_them() {
+    let mut x = XipState::new(&spec_rp2350());
+    // through the uncached window: words 0..3, one new, three chained
+    assert_eq!(
+        x.fetch_block_qmi(Alias::Bypass, &[0, 1], &[0, 1, 2, 3], 4, 0),
+        3 * (20 + 8) + 3 * 3 * 8
+    );
+    assert_eq!(x.stats.fetch_misses, 4);
+    // EN_SECURE clear: the cached window reads words too, nothing cached
+    x.write_ctrl_rp2350(0x82).unwrap();
+    assert_eq!(x.read_data_qmi(Alias::Cached, 64, 1, 10_000), 3 * (20 + 2));
+    x.write_ctrl_rp2350(0x83).unwrap();
+    assert_eq!(x.read_data_qmi(Alias::Cached, 64, 1, 20_000), 108);
+    assert_eq!(x.read_data_qmi(Alias::Cached, 66, 2, 30_000), 0, "a hit");
 }
