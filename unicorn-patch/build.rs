@@ -32,7 +32,12 @@ const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
 /// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 3] = ["charge.patch", "memhook.patch", "accesscheck.patch"];
+const PATCHES: [&str; 4] = [
+    "charge.patch",
+    "memhook.patch",
+    "accesscheck.patch",
+    "hooksync.patch",
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

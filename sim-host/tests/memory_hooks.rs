@@ -117,3 +117,67 @@ fn the_accessed_values_are_unchanged_by_the_slow_path() {
     uc.mem_read(OTHER, &mut out).unwrap();
     assert_eq!(u32::from_le_bytes(out), 0xdead_beef);
 }
+
+/// `uc_hook_no_sync` (`unicorn-patch/hooksync.patch`): a memory hook that
+/// reads no register is called without the guest state restored first,
+/// and still for every access in its range; a hook of another kind is
+/// refused.
+#[test]
+fn a_hook_marked_no_sync_still_sees_every_access() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use unicorn_engine_sys::{uc_engine, uc_error, uc_hook, uc_hook_add, uc_hook_no_sync};
+    static READS: AtomicU64 = AtomicU64::new(0);
+    unsafe extern "C" fn count(
+        _: *mut uc_engine,
+        _: i32,
+        addr: u64,
+        _: u32,
+        _: i64,
+        _: *mut std::ffi::c_void,
+    ) {
+        assert_eq!(addr, DATA + 4);
+        READS.fetch_add(1, Ordering::Relaxed);
+    }
+    let add = |uc: &Unicorn<'static, ()>, kind: HookType, begin: u64, end: u64| {
+        let mut id: uc_hook = 0;
+        let callback: unsafe extern "C" fn(
+            *mut uc_engine,
+            i32,
+            u64,
+            u32,
+            i64,
+            *mut std::ffi::c_void,
+        ) = count;
+        // SAFETY: a memory hook's C signature, no user data.
+        let err = unsafe {
+            uc_hook_add(
+                uc.get_handle(),
+                &mut id,
+                kind.0 as i32,
+                callback as *mut std::ffi::c_void,
+                std::ptr::null_mut(),
+                begin,
+                end,
+            )
+        };
+        assert_eq!(err, uc_error::OK);
+        id
+    };
+    let mut uc = machine();
+    let id = add(&uc, HookType::MEM_READ, DATA, DATA + 0xfff);
+    // SAFETY: `id` is a hook of this engine.
+    assert_eq!(
+        unsafe { uc_hook_no_sync(uc.get_handle(), id) },
+        uc_error::OK
+    );
+    run(&mut uc, 5, DATA + 4, OTHER);
+    assert_eq!(READS.load(Ordering::Relaxed), 5);
+    run(&mut uc, 5, OTHER + 8, DATA);
+    assert_eq!(READS.load(Ordering::Relaxed), 5);
+    let code = add(&uc, HookType::CODE, CODE, CODE + 0xfff);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uc_hook_no_sync(uc.get_handle(), code) },
+        uc_error::ARG
+    );
+}

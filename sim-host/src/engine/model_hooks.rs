@@ -10,7 +10,7 @@ use super::api::{panic_text, MachineError, Stop};
 use super::state::{stop_with, State, Uc};
 use std::ffi::c_void;
 use unicorn_engine::unicorn_const::{HookType, MemType};
-use unicorn_engine_sys::{uc_engine, uc_error, uc_hook, uc_hook_add, uc_hook_del};
+use unicorn_engine_sys::{uc_engine, uc_error, uc_hook, uc_hook_add, uc_hook_del, uc_hook_no_sync};
 
 /// A model's charge for one data access: address, size in bytes,
 /// `write` (a store).
@@ -104,6 +104,13 @@ impl ModelHook {
                 range.start,
                 range.end - 1,
             )
+        };
+        // the models read no register: Unicorn need not restore the
+        // guest's PC before each call (`hooksync.patch`)
+        let err = match err {
+            // SAFETY: `hook.id` is the hook just added to this engine.
+            uc_error::OK => unsafe { uc_hook_no_sync(emu.get_handle(), hook.id) },
+            error => error,
         };
         match err {
             uc_error::OK => Ok(hook),
