@@ -243,6 +243,27 @@ pub struct Recorded {
     pub instructions: u64,
 }
 
+/// The memory-model tests' measure: `example` (its own command line) on
+/// the built-in `target` runs each loop twice, as kernels 2i+1 and 2i+2
+/// with 100 and 200 iterations; for each `i` in `pairs`, the difference
+/// of the two samples, which is 100 steady-state iterations.
+pub fn pair_differences(target: &str, example: &str, pairs: std::ops::Range<u16>) -> Vec<u64> {
+    let t = sim_host::model::target::builtin(target).unwrap();
+    let r = record(t, target, example, example);
+    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
+    pairs.map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+}
+
+/// Records `example` on the built-in `target` twice: the samples and
+/// the totals are identical (the models' state is plain data).
+pub fn assert_reruns_identical(target: &str, example: &str) {
+    let t = || sim_host::model::target::builtin(target).unwrap();
+    let a = record(t(), target, example, example);
+    let b = record(t(), target, example, example);
+    assert_eq!(a.samples, b.samples);
+    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+}
+
 /// Runs `example` of `guests_of` on the target `t` in the library (no
 /// process), recording in record_all mode; the guest must exit with 0.
 /// `cmdline` is what picolibc parses (the same for a guest's variants).

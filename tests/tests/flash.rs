@@ -29,10 +29,7 @@ const DCEN: u64 = 1 << 10;
 
 /// The 100-iteration difference of each kernel pair, in kernel order.
 fn measured() -> Vec<u64> {
-    let t = target::builtin("stm32f407").unwrap();
-    let r = e2e_tests::record(t, "stm32f407", "flash", "flash");
-    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
-    (0..13u16).map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+    e2e_tests::pair_differences("stm32f407", "flash", 0..13)
 }
 
 #[test]
@@ -90,11 +87,7 @@ fn flash_accelerator_loops_match_hand_derived_counts() {
 /// The accelerator's state is plain data: a rerun gives the same samples.
 #[test]
 fn flash_accelerator_reruns_are_identical() {
-    let t = || target::builtin("stm32f407").unwrap();
-    let a = e2e_tests::record(t(), "stm32f407", "flash", "flash");
-    let b = e2e_tests::record(t(), "stm32f407", "flash", "flash");
-    assert_eq!(a.samples, b.samples);
-    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+    e2e_tests::assert_reruns_identical("stm32f407", "flash");
 }
 
 /// Callgrind gets the stalls, hits and misses as six more events: the

@@ -24,8 +24,6 @@
 //!   it a read costs the latency and a write nothing (store buffer); the
 //!   data cache has 32 sets of 4 ways (4 KiB).
 
-use sim_host::model::target;
-
 const F: u64 = 7;
 const S: u64 = 2;
 
@@ -33,10 +31,7 @@ const S: u64 = 2;
 /// from the second pair (the first trains the branch predictor on the
 /// guest's call sites, whose first calls mispredict).
 fn measured() -> Vec<u64> {
-    let t = target::builtin("stm32f746").unwrap();
-    let r = e2e_tests::record(t, "stm32f746", "m7cache", "m7cache");
-    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
-    (1..22u16).map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+    e2e_tests::pair_differences("stm32f746", "m7cache", 1..22)
 }
 
 #[test]
@@ -105,11 +100,7 @@ fn l1_cache_loops_match_hand_derived_counts() {
 /// The caches' state is plain data: a rerun gives the same samples.
 #[test]
 fn l1_cache_reruns_are_identical() {
-    let t = || target::builtin("stm32f746").unwrap();
-    let a = e2e_tests::record(t(), "stm32f746", "m7cache", "m7cache");
-    let b = e2e_tests::record(t(), "stm32f746", "m7cache", "m7cache");
-    assert_eq!(a.samples, b.samples);
-    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+    e2e_tests::assert_reruns_identical("stm32f746", "m7cache");
 }
 
 /// The report and --report-json carry the caches' counts; the dstore5

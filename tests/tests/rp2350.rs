@@ -45,10 +45,7 @@ const B: u64 = 66;
 
 /// The 100-iteration difference of each kernel pair, in kernel order.
 fn measured() -> Vec<u64> {
-    let t = target::builtin("rp2350").unwrap();
-    let r = e2e_tests::record(t, "rp2350", "xip-rp2350", "xip-rp2350");
-    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
-    (0..13u16).map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+    e2e_tests::pair_differences("rp2350", "xip-rp2350", 0..13)
 }
 
 #[test]
@@ -108,11 +105,7 @@ fn rp2350_xip_loops_match_hand_derived_counts() {
 /// same samples.
 #[test]
 fn rp2350_xip_reruns_are_identical() {
-    let t = || target::builtin("rp2350").unwrap();
-    let a = e2e_tests::record(t(), "rp2350", "xip-rp2350", "xip-rp2350");
-    let b = e2e_tests::record(t(), "rp2350", "xip-rp2350", "xip-rp2350");
-    assert_eq!(a.samples, b.samples);
-    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+    e2e_tests::assert_reruns_identical("rp2350", "xip-rp2350");
 }
 
 /// The report and `--report-json` show the cache's counts, maintenance

@@ -20,17 +20,12 @@
 //! - the 0x11 alias looks up but never fills, 0x12 never looks up but
 //!   fills, 0x13 does neither; XIP_CTRL.EN clear: neither.
 
-use sim_host::model::target;
-
 /// The stall of a line read from the flash.
 const M: u64 = 56;
 
 /// The 100-iteration difference of each kernel pair, in kernel order.
 fn measured() -> Vec<u64> {
-    let t = target::builtin("rp2040").unwrap();
-    let r = e2e_tests::record(t, "rp2040", "xip", "xip");
-    let at = |sid: u16| r.samples.iter().find(|(k, _)| *k == sid).unwrap().1;
-    (0..12u16).map(|i| at(2 * i + 2) - at(2 * i + 1)).collect()
+    e2e_tests::pair_differences("rp2040", "xip", 0..12)
 }
 
 #[test]
@@ -81,11 +76,7 @@ fn xip_cache_loops_match_hand_derived_counts() {
 /// The cache's state is plain data: a rerun gives the same samples.
 #[test]
 fn xip_cache_reruns_are_identical() {
-    let t = || target::builtin("rp2040").unwrap();
-    let a = e2e_tests::record(t(), "rp2040", "xip", "xip");
-    let b = e2e_tests::record(t(), "rp2040", "xip", "xip");
-    assert_eq!(a.samples, b.samples);
-    assert_eq!((a.cycles, a.instructions), (b.cycles, b.instructions));
+    e2e_tests::assert_reruns_identical("rp2040", "xip");
 }
 
 /// The report, `--report-json` and callgrind show the cache's counts:
