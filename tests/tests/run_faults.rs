@@ -69,6 +69,52 @@ fn memory_faults_name_kind_address_and_instruction() {
     }
 }
 
+/// The fault report's last taken branches (the lines under its heading).
+fn trail_of(target: &str, charge_path: &str) -> Vec<String> {
+    let dir = scratch(&format!("trail-{target}-{charge_path}"));
+    let out = Command::new(sim_host_bin())
+        .args(["run", "--target", target, "-q"])
+        .arg(guest(target, "crash"))
+        .arg("-o")
+        .arg(dir.join("data.arp"))
+        .args(["--", "unmapped"])
+        .env("SIM_HOST_CHARGE", charge_path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    stderr(&out)
+        .lines()
+        .skip_while(|l| !l.contains("last taken branches"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.trim().to_owned())
+        .collect()
+}
+
+/// The crash guest compares its argument with strcmp (a loop of one
+/// block per character) just before the unmapped read in main: the
+/// trail's newest entries are that loop's back edge and its return to
+/// main, the report shows sixteen, and the translated code's trail (block
+/// starts found again by their sizes) is the block hook's.
+#[test]
+fn fault_trail_ends_with_the_branches_before_the_fault_on_both_charge_paths() {
+    for target in ["cortex-m4", "rv32imac"] {
+        let trail = trail_of(target, "translation");
+        assert_eq!(trail.len(), 16, "{target}: {trail:#?}");
+        let (last, before) = trail.split_last().unwrap();
+        assert!(
+            last.starts_with("strcmp+") && last.contains("-> main+"),
+            "{target}: {last}"
+        );
+        let back_edge = &before[before.len() - 1];
+        assert!(
+            back_edge.starts_with("strcmp+") && back_edge.contains("-> strcmp ("),
+            "{target}: {back_edge}"
+        );
+        assert_eq!(trail, trail_of(target, "hook"), "{target}");
+    }
+}
+
 #[test]
 fn undefined_instruction_and_stack_overflow() {
     for target in ["cortex-m4", "rv32imac"] {

@@ -30,7 +30,6 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     let st = uc.get_data_mut();
     if st.clock.prev_fallthrough != addr {
         st.clock.cycles += u64::from(st.clock.prev_taken_extra) + u64::from(price.entry_penalty);
-        st.record_branch(addr);
     }
     // an intercepted function's block (priced at zero, no fall-through)
     // is never predicted: its call costs the guest nothing more
@@ -39,6 +38,9 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     }
     st.clock.cycles += u64::from(price.cycles);
     st.clock.instructions += u64::from(price.instructions);
+    if price.instructions != 0 {
+        st.trail.record(st.clock.instructions, addr);
+    }
     st.clock.block_start = addr;
     st.clock.prev_fallthrough = u64::from(price.fallthrough);
     st.clock.prev_taken_extra = u32::from(price.taken_extra);

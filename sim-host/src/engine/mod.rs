@@ -53,6 +53,7 @@ mod setup;
 mod state;
 mod stop;
 mod thread_calls;
+mod trail;
 mod translation_charge;
 mod xip;
 

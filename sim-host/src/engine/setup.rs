@@ -18,12 +18,12 @@ use super::registers::{operand_regs, read_regs32, regs};
 use super::schedule::run_threads;
 use super::state::CoreSystem;
 use super::state::{
-    stop_with, BranchTrail, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc,
-    UnpricedLog,
+    stop_with, Clock, DebugMarks, Ending, GuestIo, Limits, State, Threads, Uc, UnpricedLog,
 };
 use super::state::{CounterOffsets, MmioCursor};
 use super::stop::{outcome, stop_of};
 use super::thread_calls::heap_end;
+use super::trail::BlockTrail;
 use super::translation_charge::TranslationCharge;
 use crate::host::arp_host::ArpHost;
 use crate::host::expected::{ExpectedOutput, OutputCheck};
@@ -197,7 +197,7 @@ pub(super) fn new_state(
             timeout: options.timeout,
             progress: options.progress.clone(),
         },
-        trail: BranchTrail::default(),
+        trail: BlockTrail::default(),
         io: guest_io(image, target, options)?,
         arp: ArpHost::new(options.arp.clone()).stopped_by(
             options.interrupt.clone(),

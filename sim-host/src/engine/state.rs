@@ -4,6 +4,7 @@
 use super::api::Stop;
 use super::api::{ExceptionEvent, PeripheralAccesses};
 use super::blocks::BlockCache;
+use super::trail::BlockTrail;
 use crate::host::arp_host::{ArpHost, TraceStats};
 use crate::host::progress::{ProgressShared, Snapshot};
 use crate::host::scs::Scs;
@@ -31,7 +32,7 @@ pub(super) struct State {
     pub(super) cache: BlockCache,
     pub(super) clock: Clock,
     pub(super) limits: Limits,
-    pub(super) trail: BranchTrail,
+    pub(super) trail: BlockTrail,
     pub(super) io: GuestIo,
     pub(super) arp: ArpHost,
     pub(super) threads: Threads,
@@ -271,44 +272,6 @@ impl Limits {
 /// about a millisecond of host time, and no load of either per block.
 pub(super) const POLL_CYCLES: u64 = 1 << 20;
 
-/// The branches a fault report shows.
-const TRAIL: usize = 16;
-/// Slots of the trail: twice the branches shown, so that the translated
-/// code can write a slot at every block, taken branch or not, without
-/// writing over one of the last `TRAIL` (it counts only taken ones;
-/// `translation_charge`).
-pub(super) const TRAIL_SLOTS: usize = 2 * TRAIL;
-
-/// The last taken branches, for fault reports: (from, to) at slot
-/// `len % TRAIL_SLOTS`, `len` counting them.
-#[derive(Debug, Default)]
-pub(super) struct BranchTrail {
-    pub(super) entries: [[u32; 2]; TRAIL_SLOTS],
-    pub(super) len: u64,
-}
-
-impl BranchTrail {
-    pub(super) fn record(&mut self, from: u64, to: u64) {
-        self.entries[self.len as usize % TRAIL_SLOTS] = [from as u32, to as u32];
-        self.len += 1;
-    }
-
-    /// The branches as `from -> to`, oldest first.
-    pub(super) fn describe(&self, image: &GuestImage) -> Vec<String> {
-        let n = self.len.min(TRAIL as u64);
-        (self.len - n..self.len)
-            .map(|i| {
-                let [from, to] = self.entries[i as usize % TRAIL_SLOTS];
-                format!(
-                    "{} -> {}",
-                    image.describe(u64::from(from)),
-                    image.describe(u64::from(to))
-                )
-            })
-            .collect()
-    }
-}
-
 /// Semihosting and the console it writes to.
 pub(super) struct GuestIo {
     pub(super) semihost: Semihost,
@@ -404,13 +367,11 @@ impl State {
         }
     }
 
-    /// A taken branch into `to`, from the last block's last instruction.
-    pub(super) fn record_branch(&mut self, to: u64) {
-        self.trail.record(self.clock.prev_last_insn, to);
-    }
-
+    /// The last taken branches, for a fault report.
     pub(super) fn branches(&self) -> Vec<String> {
-        self.trail.describe(&self.image)
+        let price = |start| self.cache.peek(start);
+        self.trail
+            .describe(self.clock.instructions, price, &self.image)
     }
 }
 

@@ -14,7 +14,8 @@
 
 use super::blocks::Price;
 use super::charge::block_price;
-use super::state::{State, Uc, TRAIL_SLOTS};
+use super::state::{State, Uc};
+use super::trail::TRAIL_SLOTS;
 use std::ffi::c_void;
 use std::mem::offset_of;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,11 +43,8 @@ impl TranslationCharge {
             limit: offset(offset_of!(State, limits.limit)),
             prev_fallthrough: offset(offset_of!(State, clock.prev_fallthrough)),
             prev_taken_extra: offset(offset_of!(State, clock.prev_taken_extra)),
-            prev_last_insn: offset(offset_of!(State, clock.prev_last_insn)),
-            prev_branch: offset(offset_of!(State, clock.prev_branch)),
             block_start: offset(offset_of!(State, clock.block_start)),
-            trail_entries: offset(offset_of!(State, trail.entries)),
-            trail_len: offset(offset_of!(State, trail.len)),
+            trail: offset(offset_of!(State, trail.starts)),
             trail_mask: TRAIL_SLOTS as u64 - 1,
             price: Some(on_translated),
             user_data: std::ptr::from_mut(charge.handle.as_mut()).cast(),
@@ -55,9 +53,9 @@ impl TranslationCharge {
         // SAFETY: `base` is the engine's state, which lives (at one
         // address, in the engine's allocation) as long as the engine; the
         // fields at the offsets have the types the patch's header gives
-        // them (u64; u32 for prev_taken_extra, u8 for prev_branch, u32
-        // pairs for the trail); the user data, the boxed handle, lives
-        // until `drop` turns the charge off.
+        // them (u64; u32 for prev_taken_extra; `TRAIL_SLOTS` u32 for
+        // the trail); the user data, the boxed handle, lives until `drop`
+        // turns the charge off.
         match unsafe { uc_charge_setup(emu.get_handle(), &layout) } {
             uc_error::OK => Ok(charge),
             e => Err(e),
@@ -80,8 +78,16 @@ fn offset(bytes: usize) -> i64 {
 /// what the block hook does besides the additions (intercepting, counting
 /// unpriced runs, the predictor) needs the hook; a memory model's fetch
 /// stalls are the one call the translated code makes (`call_memory`).
+/// With no predictor the translated code need not keep the last block's
+/// branch kind and last instruction (`prev_branch`, `prev_last_insn`),
+/// which only the predictor reads. A block of no instructions (an
+/// intercepted function's) would write over the trail's last entry.
 fn charged_inline(st: &State, price: &Price) -> bool {
-    price.intercept == 0 && !price.unpriced && price.branch == 0 && st.predictor.is_none()
+    price.intercept == 0
+        && !price.unpriced
+        && price.branch == 0
+        && price.instructions != 0
+        && st.predictor.is_none()
 }
 
 /// # Safety
@@ -112,7 +118,6 @@ unsafe extern "C" fn on_translated(
         entry_penalty: u64::from(price.entry_penalty),
         fallthrough: u64::from(price.fallthrough),
         taken_extra: u64::from(price.taken_extra),
-        last_insn: u64::from(price.last_insn),
         inline_charge: u32::from(inline),
         call_memory: u32::from(inline && price.memory),
     };
