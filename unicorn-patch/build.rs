@@ -9,7 +9,12 @@
 //!    error that shows `patch`'s output): `charge.patch`, the cycle charge
 //!    in the translated code (issue 31), then `memhook.patch`, memory hooks
 //!    found through the TLB entries of the pages they cover instead of
-//!    sending every load and store to the slow path (issue 27);
+//!    sending every load and store to the slow path (issue 27),
+//!    `accesscheck.patch` (no exit test after each access while the
+//!    charge is on), `hooksync.patch` (memory hooks that read no register
+//!    need no guest state restored) and `registers.patch` (the integer
+//!    registers' address, for the ARP interception to read its arguments
+//!    in place);
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
 //!    configures once and then builds incrementally (a changed patch
 //!    recompiles only what it changed);
@@ -32,11 +37,12 @@ const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
 /// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 4] = [
+const PATCHES: [&str; 5] = [
     "charge.patch",
     "memhook.patch",
     "accesscheck.patch",
     "hooksync.patch",
+    "registers.patch",
 ];
 
 fn main() {

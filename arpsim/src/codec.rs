@@ -8,7 +8,7 @@
 
 use crate::ascii::{self, AsciiReader, AsciiWriter};
 use crate::binary::{self, BinaryReader, BinaryWriter};
-use crate::error::{ArpError, FormatError, Result};
+use crate::error::{not_started, ArpError, FormatError, Result};
 use crate::output::{self, Output};
 use crate::record::{Header, Payload, Record, RecordRead, RecordWrite};
 use crate::types::{FileFormat, StackEntry, Value};
@@ -323,7 +323,7 @@ impl StreamedOutput {
 
     /// Appends one sample.
     pub fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> Result<()> {
-        let w = self.writer.as_mut().ok_or(ArpError::NotStarted)?;
+        let w = self.writer.as_mut().ok_or_else(not_started)?;
         w.as_dyn()
             .write_sample(stack, values)
             .map_err(|e| self.spec.io_err(e))?;
@@ -340,7 +340,7 @@ impl StreamedOutput {
     /// visible at its path.
     pub fn finish(mut self, partial: bool) -> Result<PathBuf> {
         let spec = self.spec.clone();
-        let mut writer = self.writer.take().ok_or(ArpError::NotStarted)?;
+        let mut writer = self.writer.take().ok_or_else(not_started)?;
         writer.as_dyn().finish().map_err(|e| spec.io_err(e))?;
         let body = writer.into_inner().map_err(|e| spec.io_err(e))?;
         let stream = finish_body(body).map_err(|e| spec.io_err(e))?;

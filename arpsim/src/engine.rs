@@ -3,7 +3,7 @@
 //! callback sets (manual 2.3, 3.1, 6.1.2) and the four modes (manual 6.2).
 
 use crate::codec::{self, OutputSpec, StreamedOutput};
-use crate::error::{ArpError, Result};
+use crate::error::{not_started, ArpError, Result};
 use crate::paths::PathInterner;
 use crate::playback::{PlaybackIndex, PlaybackReport, NO_NODE, ROOT};
 use crate::record::{Header, Histogram, Payload, HISTOGRAM_BINS};
@@ -462,7 +462,7 @@ impl Engine {
     /// [`ArpError::NoRecordedSample`] (non-fatal) *after* the section was
     /// entered with zeroed data areas, so that its leave still matches.
     pub fn enter(&mut self, tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) -> Result<()> {
-        let run = self.running.as_mut().ok_or(ArpError::NotStarted)?;
+        let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_ids(tid, sid)?;
         let thread = run.threads[tid as usize].get_or_insert_with(|| Box::new(ThreadState::new()));
         if kind == SectionKind::Kernel && thread.kernels_open > 0 {
@@ -556,7 +556,7 @@ impl Engine {
     /// Leaves a section (manual 6.1.2 `arp_leave*`): it must be the
     /// innermost section the thread entered, of the same kind.
     pub fn leave(&mut self, tid: Tid, sid: Sid, kind: SectionKind) -> Result<()> {
-        let run = self.running.as_mut().ok_or(ArpError::NotStarted)?;
+        let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_ids(tid, sid)?;
         let Some(thread) = run.threads[tid as usize].as_mut() else {
             return Err(ArpError::LeaveWithoutEnter { tid, sid });
@@ -652,7 +652,7 @@ impl Engine {
     /// parent's section stack (DESIGN.md decision 3, manual 4.4) and fresh
     /// counters; then every set's spawn callback runs (manual 3.1).
     pub fn spawned(&mut self, parent: Tid, child: Tid) -> Result<()> {
-        let run = self.running.as_mut().ok_or(ArpError::NotStarted)?;
+        let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_tid(parent)?;
         run.check_tid(child)?;
         if run.threads[child as usize].is_some() {
@@ -683,7 +683,7 @@ impl Engine {
     /// `arp_join(tid)`: runs the join callbacks and ends the thread. Its
     /// own sections must all have been left.
     pub fn join(&mut self, tid: Tid) -> Result<()> {
-        let run = self.running.as_mut().ok_or(ArpError::NotStarted)?;
+        let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_tid(tid)?;
         let Some(state) = run.threads[tid as usize].as_ref() else {
             return Err(ArpError::JoinUnknownThread { tid });
@@ -733,7 +733,7 @@ impl Engine {
     /// engine still running, while any thread has a section open; use
     /// [`Engine::finish_partial`] to save anyway.
     pub fn finish(&mut self) -> Result<FinishSummary> {
-        let run = self.running.as_ref().ok_or(ArpError::NotStarted)?;
+        let run = self.running.as_ref().ok_or_else(not_started)?;
         let open: Vec<String> = run
             .threads
             .iter()
@@ -759,7 +759,7 @@ impl Engine {
     }
 
     fn finish_inner(&mut self, partial: bool) -> Result<FinishSummary> {
-        let run = self.running.take().ok_or(ArpError::NotStarted)?;
+        let run = self.running.take().ok_or_else(not_started)?;
         let trailing = run.threads.iter().flatten().filter(|t| t.spawned).count();
         let mut summary = FinishSummary {
             partial,

@@ -82,6 +82,13 @@ impl FormatError {
     }
 }
 
+/// [`ArpError::NotStarted`], made only when it is the answer: an
+/// `ok_or(ArpError::NotStarted)` builds the error on every call and then
+/// drops it, an out-of-line drop of the whole enum per ARP call.
+pub(crate) fn not_started() -> ArpError {
+    ArpError::NotStarted
+}
+
 /// Every error of the crate.
 #[derive(Debug, thiserror::Error)]
 pub enum ArpError {

@@ -3,35 +3,35 @@
 //! cost nothing.
 
 use super::api::{uc, Counting, MachineError, Stop};
+use super::gpr::CallRegisters;
 use super::memory::UcMemory;
 use super::options::RunOptions;
 use super::plugin_guest::with_machine_guest;
 use super::pricing::price_at_zero;
-use super::registers::{read_regs32, regs};
+use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::stop_for_deadline_or_signal;
 use super::thread_calls::{intercept_thread_call, THREAD_CALLS};
-use crate::host::arp_host::{CallArgs, EntryPoint, ENTRY_POINTS};
+use crate::host::arp_host::{ArpFailure, CallArgs, EntryPoint, ENTRY_POINTS};
 use crate::host::semihost::GuestMemory;
 use crate::image::elf::GuestImage;
 use crate::model::target::Arch;
 use std::rc::Rc;
 
-/// Runs an intercepted ARP entry point and returns to the caller.
 /// Runs an intercepted ARP call; `return_by_pc`: the stub's body is the
 /// ELF's, so the call returns by writing PC (see [`return_at_once`]).
 pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
     let arch = uc.get_data().arch;
     let r = regs(arch);
-    let [a0, a1, a2, a3] = r.args;
-    let ids = [r.ret_addr, a0, a1, a2, a3];
-    let values = match read_regs32(uc, &ids[..1 + entry.arity()]) {
-        Ok(values) => values,
-        Err(e) => {
-            let stop = Stop::Internal(format!("cannot read the arguments of an ARP call: {e:?}"));
-            return stop_with(uc, stop);
-        }
+    let Some(registers) = uc.get_data().call_registers else {
+        let stop = Stop::Internal("an ARP call before its interception was installed".into());
+        return stop_with(uc, stop);
     };
+    // the arguments the entry point does not take read as 0 (selected in
+    // registers: a loop zeroing the rest became a memset whose stores the
+    // loads after it stalled on)
+    let (read, taken) = (registers.read(), 1 + entry.arity());
+    let values: [u32; 5] = std::array::from_fn(|i| if i < taken { read[i] } else { 0 });
     let ret = u64::from(values[0]);
     // built in place, not copied: a copy would read the four 4-byte
     // stores back as one 16-byte load, which stalls like the wrapper's
@@ -48,11 +48,12 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     let call_site = (ret & !1).saturating_sub(4);
     st.arp.counters.cycles.set(st.clock.cycles);
     st.arp.counters.instructions.set(st.clock.instructions);
-    st.arp.counters.memory.set(st.memory_counters());
-    let current = st.threads.current;
-    let core = st.threads.sched.thread(current).core.unwrap_or(0) as u32;
-    st.arp.counters.core.set(core);
-    st.arp.counters.thread.set(current);
+    // left at None without a model: no copy of the counters per call
+    if st.has_memory_model() {
+        st.arp.counters.memory.set(st.memory_counters());
+    }
+    st.arp.counters.core.set(st.threads.current_core);
+    st.arp.counters.thread.set(st.threads.current);
     let result = if st.arp.has_plugins() {
         // plugin callbacks may read the guest through the host API meanwhile
         let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
@@ -69,26 +70,6 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     st.clock.prev_fallthrough = ret & !1;
     st.clock.prev_taken_extra = 0;
     st.clock.prev_branch = 0;
-    let mut stopped = false;
-    let failure = match result {
-        Ok(_) => None,
-        // a playback load or a FIFO's open given up for a signal or the
-        // time-out: the run stops as for that (issue 30, N09)
-        Err(f) if is_stop(&f.error) => {
-            stopped = true;
-            st.arp.cut_short = Some(match f.error {
-                arpsim::ArpError::Stopped(why) => why,
-                e => e.to_string(),
-            });
-            None
-        }
-        Err(f) if f.fatal => Some(f.error.to_string()),
-        Err(f) => {
-            let at = st.image.describe(call_site);
-            st.end.warnings.push(format!("{at}: {}", f.error));
-            None
-        }
-    };
     // only the query API returns values (0 / NULL inside a guest); the
     // record API is void, and its return register is left as it is
     if entry == EntryPoint::Query {
@@ -97,11 +78,31 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     if return_by_pc {
         let _ = uc.reg_write(r.pc, ret);
     }
-    if let Some(message) = failure {
-        let at = uc.get_data().image.describe(call_site);
-        stop_with(uc, Stop::Arp(format!("{at}: {message}")));
-    } else if stopped {
+    if let Err(failure) = result {
+        failed(uc, failure, call_site);
+    }
+}
+
+/// An ARP call failed: a warning, or the run stops (a fatal error, or a
+/// wait cut short by a signal or the time-out).
+#[cold]
+#[inline(never)]
+fn failed(uc: &mut Uc<'_>, f: ArpFailure, call_site: u64) {
+    let st = uc.get_data_mut();
+    if is_stop(&f.error) {
+        // a playback load or a FIFO's open given up for a signal or the
+        // time-out: the run stops as for that (issue 30, N09)
+        st.arp.cut_short = Some(match f.error {
+            arpsim::ArpError::Stopped(why) => why,
+            e => e.to_string(),
+        });
         stop_for_deadline_or_signal(uc);
+    } else if f.fatal {
+        let at = st.image.describe(call_site);
+        stop_with(uc, Stop::Arp(format!("{at}: {}", f.error)));
+    } else {
+        let at = st.image.describe(call_site);
+        st.end.warnings.push(format!("{at}: {}", f.error));
     }
 }
 
@@ -174,6 +175,11 @@ pub(super) fn install_interception(
 ) -> Result<(), MachineError> {
     let counting = options.counting;
     if counting != Counting::Off {
+        let registers = uc(
+            "locate the call registers",
+            CallRegisters::locate(emu.get_handle(), image.arch),
+        )?;
+        emu.get_data_mut().call_registers = Some(registers);
         let fast = counting == Counting::Blocks
             && options.debugger.is_none()
             && options.observers.is_empty();

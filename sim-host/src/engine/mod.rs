@@ -34,6 +34,7 @@ mod csr;
 mod debug;
 mod exceptions;
 mod flash;
+mod gpr;
 mod intercept;
 mod interrupts;
 mod l1cache;

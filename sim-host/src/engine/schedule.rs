@@ -151,6 +151,7 @@ pub(super) fn begin_slice(
         st.limits.slice_limit = st.limits.max_cycles.min(slice_end);
         st.limits.limit = st.limits.next(st.clock.cycles);
         st.clock.observed = t.clock;
+        st.threads.current_core = t.core.unwrap_or(0) as u32;
         (t.clock, t.waiting, t.core)
     };
     Ok(slice)

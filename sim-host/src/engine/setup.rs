@@ -230,6 +230,7 @@ pub(super) fn new_state(
             .as_ref()
             .map(crate::model::predictor::Predictor::new),
         flash: super::flash::state(target),
+        call_registers: None,
         memory_observed: Default::default(),
         l1cache: super::l1cache::state(target),
         xip: super::xip::state(target),
@@ -290,6 +291,7 @@ fn new_threads(image: &GuestImage, target: &Target, options: &RunOptions) -> Thr
             THREAD_QUANTUM,
         ),
         current: 0,
+        current_core: 0,
         contexts: Default::default(),
         // The heap ends where the main stack's reserve begins (picolibc's
         // script only PROVIDEs __heap_end, so compute it); it starts after .bss.

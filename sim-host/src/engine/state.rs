@@ -52,6 +52,9 @@ pub(super) struct State {
     pub(super) machine_timer: Option<Box<TimerState>>,
     /// The core's branch predictor, when its target file models one.
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
+    /// The guest's call registers in place, once the interception is
+    /// installed (`gpr::CallRegisters`).
+    pub(super) call_registers: Option<super::gpr::CallRegisters>,
     /// The flash accelerator, when the target file describes one.
     pub(super) flash: Option<Box<FlashModel>>,
     /// The memory-system totals observers have been told of.
@@ -282,6 +285,9 @@ pub(super) struct GuestIo {
 pub(super) struct Threads {
     pub(super) sched: Scheduler,
     pub(super) current: ThreadId,
+    /// The core the current thread runs on (0 without cores), set when
+    /// its slice begins: an ARP call reads it without a look-up.
+    pub(super) current_core: u32,
     /// The registers of threads not running (`thread_registers` then
     /// `fpu_thread_registers` order), by thread; `None` for the running thread and threads never run.
     pub(super) contexts: rustc_hash::FxHashMap<ThreadId, Vec<u64>>,
@@ -321,6 +327,13 @@ pub(super) struct DebugMarks {
 }
 
 impl State {
+    /// Whether the target has a memory-system model (its counters then go
+    /// with every ARP call).
+    #[inline]
+    pub(super) fn has_memory_model(&self) -> bool {
+        self.flash.is_some() || self.l1cache.is_some() || self.xip.is_some()
+    }
+
     /// The memory-system models' running totals, summed (`None` on a target
     /// without one).
     pub(super) fn memory_counters(&self) -> Option<crate::model::memory_counters::MemoryCounters> {
