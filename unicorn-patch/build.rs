@@ -14,7 +14,8 @@
 //!    charge is on), `hooksync.patch` (memory hooks that read no register
 //!    need no guest state restored) and `registers.patch` (the integer
 //!    registers' address, for the ARP interception to read its arguments
-//!    in place);
+//!    in place) and `hostfma.patch` (the guest's fused multiply-adds on
+//!    the host's FMA instruction by a direct call);
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
 //!    configures once and then builds incrementally (a changed patch
 //!    recompiles only what it changed);
@@ -37,12 +38,13 @@ const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
 /// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 5] = [
+const PATCHES: [&str; 6] = [
     "charge.patch",
     "memhook.patch",
     "accesscheck.patch",
     "hooksync.patch",
     "registers.patch",
+    "hostfma.patch",
 ];
 
 fn main() {
