@@ -8,7 +8,7 @@
 # Debian packages:
 #   cmake, libclang-dev          unicorn-engine-sys builds Unicorn with cmake
 #                                and generates bindings with bindgen
-#   patch, curl, tar             unicorn-patch/build.rs applies charge.patch to
+#   patch, curl, tar             unicorn-patch/build.rs applies its patches to
 #                                the pristine unicorn-engine-sys crate (taken
 #                                from Cargo's cache or downloaded with curl)
 #   gcc-arm-none-eabi,           guest compilers and C library for the ARM

@@ -120,8 +120,9 @@ impl BlockCache {
 
     /// Forgets the prices of blocks with code in `start..end` (the guest
     /// or the debugger wrote there): they are priced anew when they next
-    /// run. Intercepted entry points keep theirs.
-    pub(super) fn forget(&mut self, start: u64, end: u64) {
+    /// run. Intercepted entry points keep theirs. Returns whether any
+    /// block was forgotten.
+    pub(super) fn forget(&mut self, start: u64, end: u64) -> bool {
         let below = u32::try_from(end).unwrap_or(u32::MAX);
         let covering: Vec<u32> = self
             .spans
@@ -131,6 +132,7 @@ impl BlockCache {
             .filter(|(_, &e)| u64::from(e) > start)
             .map(|(&a, _)| a)
             .collect();
+        let forgot = !covering.is_empty();
         for addr in covering {
             self.spans.remove(&addr);
             self.index.remove(&addr);
@@ -139,6 +141,7 @@ impl BlockCache {
                 slot.tag = 0;
             }
         }
+        forgot
     }
 
     pub(super) fn insert(&mut self, addr: u32, price: Price) {

@@ -272,7 +272,7 @@ impl DebugGuest {
         }
         let _ = self.emu.ctl_remove_cache(addr, end);
         // re-written code is priced anew when it next runs
-        self.emu.get_data_mut().cache.forget(addr, end);
+        self.emu.get_data_mut().forget_code(addr, end);
         true
     }
 

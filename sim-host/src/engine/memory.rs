@@ -152,8 +152,7 @@ pub(super) fn map_memory(emu: &mut Uc<'_>, target: &Target) -> Result<(), Machin
 pub(super) fn watch_code_page(uc: &mut Uc<'_>, page: u64, page_size: u64) {
     let forget = |uc: &mut Uc<'_>, _: MemType, addr: u64, size: usize, _: i64| {
         uc.get_data_mut()
-            .cache
-            .forget(addr, addr.saturating_add(size as u64));
+            .forget_code(addr, addr.saturating_add(size as u64));
         true
     };
     let _ = uc.add_mem_hook(HookType::MEM_WRITE, page, page + page_size - 1, forget);

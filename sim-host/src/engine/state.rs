@@ -380,6 +380,15 @@ impl State {
         }
     }
 
+    /// Code in `start..end` was rewritten: its blocks are priced anew, and
+    /// the trail is not walked back past this point (a block that ran
+    /// before would be sized by its new price).
+    pub(super) fn forget_code(&mut self, start: u64, end: u64) {
+        if self.cache.forget(start, end) {
+            self.trail.floor = self.clock.instructions;
+        }
+    }
+
     /// The last taken branches, for a fault report.
     pub(super) fn branches(&self) -> Vec<String> {
         let price = |start| self.cache.peek(start);

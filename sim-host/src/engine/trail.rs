@@ -27,12 +27,17 @@ pub(super) const TRAIL_SLOTS: usize = 1024;
 /// intercepted entry points) are not written.
 pub(super) struct BlockTrail {
     pub(super) starts: [u32; TRAIL_SLOTS],
+    /// The instruction count when code was last rewritten: entries up to
+    /// it may name blocks whose price has changed since, and the walk
+    /// stops there.
+    pub(super) floor: u64,
 }
 
 impl Default for BlockTrail {
     fn default() -> BlockTrail {
         BlockTrail {
             starts: [0; TRAIL_SLOTS],
+            floor: 0,
         }
     }
 }
@@ -47,11 +52,12 @@ impl BlockTrail {
 
     /// The blocks charged in the last `TRAIL_SLOTS` instructions before
     /// `instructions`, newest first, with their prices. The walk stops at
-    /// a block whose price is no longer known (`price`: rewritten code).
+    /// a block whose price is no longer known (`price`: rewritten code),
+    /// and at the last rewrite of code (`floor`).
     fn blocks(&self, instructions: u64, price: impl Fn(u32) -> Option<Price>) -> Vec<(u32, Price)> {
         let mut blocks = Vec::new();
         let mut end = instructions;
-        while end > 0 && instructions - end < TRAIL_SLOTS as u64 {
+        while end > self.floor && instructions - end < TRAIL_SLOTS as u64 {
             let start = self.starts[end as usize % TRAIL_SLOTS];
             let Some(p) = price(start) else { break };
             if p.instructions == 0 || u64::from(p.instructions) > end {
@@ -172,5 +178,19 @@ mod tests {
         let got = trail.taken_branches(n, |a| prices.get(&a).copied());
         assert_eq!(got, vec![]);
         assert_eq!(trail.blocks(n, |a| prices.get(&a).copied()).len(), 1);
+    }
+
+    #[test]
+    fn the_walk_stops_at_the_last_rewrite_of_code() {
+        // 0x10 was rewritten after it ran and priced anew at 1 instruction
+        // (it ran as 2): before the floor, nothing is walked
+        let mut prices: HashMap<u32, Price> = [block(0x10, 2), block(0x30, 2), block(0x50, 2)]
+            .into_iter()
+            .collect();
+        let (mut trail, n) = charge(&[0x10, 0x30, 0x50], &prices);
+        trail.floor = 2;
+        prices.insert(0x10, block(0x10, 1).1);
+        let got = trail.taken_branches(n, |a| prices.get(&a).copied());
+        assert_eq!(got, vec![(0x32, 0x50)]);
     }
 }
