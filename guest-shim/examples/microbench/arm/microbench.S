@@ -376,20 +376,7 @@ loop_function loop_vmul_vadd
 #endif /* __ARM_FP */
 
 /* kernel K: arp_enter_kernel(1, K, 0); loop_<kind>(); arp_leave_kernel(1, K) */
-    .macro kernel sid, fn
-#ifndef ARP_NONE
-    movs    r0, #1
-    movs    r1, #\sid
-    movs    r2, #0
-    bl      arp_enter_kernel
-#endif
-    bl      \fn
-#ifndef ARP_NONE
-    movs    r0, #1
-    movs    r1, #\sid
-    bl      arp_leave_kernel
-#endif
-    .endm
+#include "arp_kernel_asm.h"
 
     .p2align 2
     .global main

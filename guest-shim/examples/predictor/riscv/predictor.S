@@ -80,20 +80,7 @@ kernel_function k_delay_halfword
     c.nop               /* never run: the next function word aligned */
     .option norvc
 
-    .macro kernel sid, fn
-#ifndef ARP_NONE
-    li      a0, 1
-    li      a1, \sid
-    li      a2, 0
-    jal     ra, arp_enter_kernel
-#endif
-    jal     ra, \fn
-#ifndef ARP_NONE
-    li      a0, 1
-    li      a1, \sid
-    jal     ra, arp_leave_kernel
-#endif
-    .endm
+#include "arp_kernel_asm.h"
 
     .p2align 2
     .global main
