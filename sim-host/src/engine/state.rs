@@ -337,8 +337,7 @@ impl State {
     /// The memory-system models' running totals, summed (`None` on a target
     /// without one).
     pub(super) fn memory_counters(&self) -> Option<crate::model::memory_counters::MemoryCounters> {
-        // every ARP call asks: the common answer first
-        if self.flash.is_none() && self.l1cache.is_none() && self.xip.is_none() {
+        if !self.has_memory_model() {
             return None;
         }
         [
