@@ -4,6 +4,16 @@
 use crate::model::target::Arch;
 use unicorn_engine_sys::{uc_engine, uc_error, uc_gpr_base};
 
+/// The architectural numbers of a call's return address and its four
+/// arguments (Arm lr, r0-r3; RISC-V ra, a0-a3): the one place the calling
+/// convention is written (`registers::regs` gives their Unicorn ids).
+pub(super) fn call_numbers(arch: Arch) -> [u32; 5] {
+    match arch {
+        Arch::Arm => [14, 0, 1, 2, 3],
+        Arch::Riscv => [1, 10, 11, 12, 13],
+    }
+}
+
 /// The guest's integer registers where Unicorn keeps them
 /// (`uc_gpr_base`, `unicorn-patch/registers.patch`), for the ARP
 /// interception: a call's return address and arguments read in place,
@@ -29,10 +39,7 @@ impl CallRegisters {
         if base.is_null() || width != 4 {
             return Err(uc_error::ARCH);
         }
-        let indices = match arch {
-            Arch::Arm => [14, 0, 1, 2, 3],
-            Arch::Riscv => [1, 10, 11, 12, 13],
-        };
+        let indices = call_numbers(arch).map(|n| n as usize);
         Ok(CallRegisters {
             base: base.cast_const().cast(),
             indices,

@@ -2,6 +2,7 @@
 //! argument and return registers of a call, what a thread switch saves,
 //! and fast 32-bit reads. The one place register numbers are translated.
 
+use super::gpr::call_numbers;
 use super::state::Uc;
 use crate::model::cycles::DynamicSite;
 use crate::model::target::Arch;
@@ -18,31 +19,17 @@ pub(super) struct Regs {
 }
 
 pub(super) fn regs(arch: Arch) -> Regs {
-    match arch {
-        Arch::Arm => Regs {
-            args: [
-                RegisterARM::R0 as i32,
-                RegisterARM::R1 as i32,
-                RegisterARM::R2 as i32,
-                RegisterARM::R3 as i32,
-            ],
-            ret_addr: RegisterARM::LR as i32,
-            ret_value: RegisterARM::R0 as i32,
-            pc: RegisterARM::PC as i32,
-            sp: RegisterARM::SP as i32,
-        },
-        Arch::Riscv => Regs {
-            args: [
-                RegisterRISCV::X10 as i32,
-                RegisterRISCV::X11 as i32,
-                RegisterRISCV::X12 as i32,
-                RegisterRISCV::X13 as i32,
-            ],
-            ret_addr: RegisterRISCV::X1 as i32,
-            ret_value: RegisterRISCV::X10 as i32,
-            pc: RegisterRISCV::PC as i32,
-            sp: RegisterRISCV::X2 as i32,
-        },
+    let [ret_addr, a0, a1, a2, a3] = call_numbers(arch).map(|n| core_reg(arch, n));
+    let (pc, sp) = match arch {
+        Arch::Arm => (RegisterARM::PC as i32, RegisterARM::SP as i32),
+        Arch::Riscv => (RegisterRISCV::PC as i32, RegisterRISCV::X2 as i32),
+    };
+    Regs {
+        args: [a0, a1, a2, a3],
+        ret_addr,
+        ret_value: a0,
+        pc,
+        sp,
     }
 }
 
