@@ -12,9 +12,17 @@ targets of that architecture, and an example whose every source is
 architecture-specific is skipped on the others. An optional example.toml may
 set `cflags` (extra flags), `variants` (output suffix -> extra flags),
 `targets` (build only for these), `exclude_targets` (not for these: a
-memory map too small for it) and `stubs = "always"` (link the ARP
+memory map too small for it), `ldscripts` (target -> linker script, in
+place of the target's: a map that also fits a QEMU machine) and `stubs = "always"` (link the ARP
 entry-point stubs into uninstrumented variants too, so both variants have
-the same code layout).
+the same code layout), `cflags_for` (target -> extra flags), `target_clock`
+(defines TARGET_CLOCK_HZ as the target file's clock) and `third_party`: a
+source tree scripts/third-party.py fetches from a package registry (never
+committed), with `tree_sources` and `tree_include` (paths in the tree) and
+`ports` (target -> { dir, exclude, include }: the port's folder, whose C and
+assembly sources are built for that target only). `{example}` in a flag is
+the example's folder. Without the tree (no network at set-up) the example
+is skipped with a note, or under CI the build fails naming why.
 
 Every example is built in two variants by default:
     <example>.elf       -DARP_SIM, linked with the ARP entry-point stubs
@@ -26,6 +34,7 @@ every guest (the linker drops them when unused).
 """
 import argparse
 import concurrent.futures
+import importlib.util
 import os
 import subprocess
 import sys
@@ -62,7 +71,7 @@ def load_targets(names):
         for key in ("cc", "cflags", "ldscript"):
             if key not in guest:
                 sys.exit(f"error: {path}: [guest] has no field `{key}`")
-        targets[name] = (desc["arch"], guest, path)
+        targets[name] = (desc["arch"], guest, path, desc.get("clock_hz", 0))
     missing = set(names or ()) - set(targets)
     if missing:
         sys.exit(f"error: unknown target(s): {', '.join(sorted(missing))}")
@@ -80,8 +89,41 @@ def example_sources(example_dir, arch):
     return common + specific
 
 
+def third_party_tree(name):
+    """Where third-party tree `name` is (fetched if missing), or None."""
+    spec = importlib.util.spec_from_file_location("third_party", ROOT / "scripts" / "third-party.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        return module.tree_path(name)
+    except module.FetchError as e:
+        if os.environ.get("CI"):
+            sys.exit(f"error: third-party tree {name}: {e}")
+        print(f"note: third-party tree {name} is missing ({e}): its examples are not built",
+              file=sys.stderr)
+        return None
+
+
+def tree_parts(settings, name, example_dir):
+    """The sources and flags a third-party tree adds for target `name`,
+    or None when the example is not built for it."""
+    port = settings.get("ports", {}).get(name)
+    if port is None:
+        return None
+    tree = third_party_tree(settings["third_party"])
+    if tree is None:
+        return None
+    port_dir = tree / port["dir"]
+    skip = set(port.get("exclude", []))
+    sources = [tree / s for s in settings.get("tree_sources", [])]
+    sources += sorted(p for ext in ("*.c", "*.S") for p in port_dir.glob(ext) if p.name not in skip)
+    includes = [tree / i for i in settings.get("tree_include", [])] + [port_dir]
+    includes += [tree / i for i in port.get("include", [])]
+    return sources, [f"-I{i}" for i in includes]
+
+
 def jobs(targets, examples, out_dir):
-    for name, (arch, guest, target_file) in targets.items():
+    for name, (arch, guest, target_file, clock_hz) in targets.items():
         for example_dir in sorted(p for p in (SHIM / "examples").iterdir() if p.is_dir()):
             if examples and example_dir.name not in examples:
                 continue
@@ -98,15 +140,28 @@ def jobs(targets, examples, out_dir):
             if name in settings.get("exclude_targets", []):
                 continue
             variants = settings.get("variants", DEFAULT_VARIANTS)
+            ldscript = settings.get("ldscripts", {}).get(name, guest["ldscript"])
+            extra = settings.get("cflags", []) + settings.get("cflags_for", {}).get(name, [])
+            extra = [f.replace("{example}", str(example_dir)) for f in extra]
+            if settings.get("target_clock"):
+                extra.append(f"-DTARGET_CLOCK_HZ={clock_hz}")
+            tree_inputs = []
+            if "third_party" in settings:
+                parts = tree_parts(settings, name, example_dir)
+                if parts is None:
+                    continue
+                tree_inputs, tree_flags = parts
+                extra += tree_flags
             for suffix, flags in variants.items():
                 elf = out_dir / name / f"{example_dir.name}{suffix}.elf"
                 instrumented = "-DARP_NONE" not in flags
                 yield dict(
-                    elf=elf, cc=guest["cc"], sources=sources,
+                    elf=elf, cc=guest["cc"], sources=sources + tree_inputs,
                     stubs=instrumented or settings.get("stubs") == "always",
-                    cflags=COMMON_CFLAGS + guest["cflags"] + settings.get("cflags", []) + flags,
-                    ldscript=ROOT / guest["ldscript"],
-                    inputs=sources + [target_file, ROOT / guest["ldscript"], Path(__file__)]
+                    cflags=COMMON_CFLAGS + guest["cflags"] + extra + flags,
+                    ldscript=ROOT / ldscript,
+                    inputs=sources + tree_inputs + [target_file, ROOT / ldscript, Path(__file__)]
+                    + list(example_dir.glob("*.h"))
                     + ([settings_file] if settings else [])
                     + list((SHIM / "include").glob("*.h")) + list((SHIM / "src").glob("*")),
                 )

@@ -107,6 +107,11 @@ pub fn require_tool(program: &str) {
     require(probe::Probe::Program(program));
 }
 
+/// [`require_tool`] for a third-party source tree (`freertos-kernel`).
+pub fn require_third_party(name: &str) {
+    require(probe::Probe::ThirdParty(name));
+}
+
 /// [`require_tool`] for a Rust guest target (`thumbv7em-none-eabi`).
 pub fn require_rust_target(triple: &str) {
     require(probe::Probe::RustTarget(triple));

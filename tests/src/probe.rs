@@ -22,6 +22,10 @@ pub enum Probe<'a> {
     /// Making a device node with `mknod` (CAP_MKNOD: root, normally);
     /// tried in the build script's `OUT_DIR`.
     DeviceNodes,
+    /// A third-party source tree `scripts/third-party.py` fetched from a
+    /// package registry into `target/third-party/<name>` (`make guests`
+    /// fetches it).
+    ThirdParty(&'a str),
 }
 
 /// Every need of a test: the cfg's name (without `has_`) and its probe.
@@ -40,6 +44,7 @@ pub const NEEDS: &[(&str, Probe<'static>)] = &[
         Probe::RustTarget("riscv32imac-unknown-none-elf"),
     ),
     ("mknod", Probe::DeviceNodes),
+    ("freertos_kernel", Probe::ThirdParty("freertos-kernel")),
 ];
 
 impl Probe<'_> {
@@ -48,6 +53,7 @@ impl Probe<'_> {
         match self {
             Probe::Program(name) => on_path(name).is_some(),
             Probe::RustTarget(triple) => rust_target_installed(triple),
+            Probe::ThirdParty(name) => third_party_tree(name).join(".fetched").is_file(),
             Probe::DeviceNodes => {
                 // tried where the probe may write: the build script's own folder
                 let Some(dir) = std::env::var_os("OUT_DIR") else {
@@ -77,8 +83,20 @@ impl Probe<'_> {
             Probe::DeviceNodes => "needs CAP_MKNOD (run as root) to make a device node \
                                    in its scratch folder"
                 .to_owned(),
+            Probe::ThirdParty(name) => format!(
+                "needs the third-party tree {name}: `make guests` fetches it from its package \
+                 registry (scripts/third-party.py fetch {name})"
+            ),
         }
     }
+}
+
+/// Where `scripts/third-party.py` puts tree `name`: the workspace's
+/// `target/third-party/<name>`.
+pub fn third_party_tree(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/third-party")
+        .join(name)
 }
 
 /// `program`'s path, found the way a shell's `command -v` finds it: the

@@ -249,6 +249,31 @@ pub struct RunOutcome {
     pub l1cache: Option<L1CacheReport>,
     /// What the XIP cache did, when the target has one.
     pub xip: Option<crate::model::xip::run::XipReport>,
+    /// Exceptions taken, lazy FP preservations and sleeps (WFI, WFE).
+    pub core_events: CoreEvents,
+    /// Who ran on the core: main, each handler, each RTOS task, with
+    /// their cycles (which sum to `cycles`); empty when only main ran.
+    pub tasks: Vec<crate::host::tasks::ContextStats>,
+}
+
+/// What the core's own exception and power machinery did in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CoreEvents {
+    /// Exceptions entered, tail-chained ones included.
+    pub exceptions_taken: u64,
+    pub tail_chains: u64,
+    /// FP contexts stacked lazily, at a handler's first FP instruction.
+    pub lazy_fp_preservations: u64,
+    /// WFI and WFE sleeps, and the cycles spent asleep (counted in the
+    /// run's cycles and in every section open during them).
+    pub sleeps: u64,
+    pub sleep_cycles: u64,
+}
+
+impl CoreEvents {
+    pub fn is_empty(&self) -> bool {
+        *self == CoreEvents::default()
+    }
 }
 
 /// The L1 caches' counts in a run (`model::l1cache`).

@@ -29,7 +29,16 @@ pub(super) struct Price {
     /// a range the L1 caches price (`l1cache`): its fetch stalls are
     /// charged on a cold path.
     pub(super) memory: bool,
+    /// WFI, WFE or SEV in the block (`sleep`'s bits): the block hook
+    /// sees it.
+    pub(super) power: u8,
 }
+
+/// `Price::power`'s bits (`sleep`): a WFI or a WFE ends the block, SEV
+/// is in it.
+pub(super) const SLEEPS_FOR_INTERRUPT: u8 = 1;
+pub(super) const SLEEPS_FOR_EVENT: u8 = 2;
+pub(super) const SENDS_EVENT: u8 = 4;
 
 /// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot
 /// blocks of a microcontroller program.

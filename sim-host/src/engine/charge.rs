@@ -52,6 +52,9 @@ pub(super) fn charge_block(uc: &mut Uc<'_>, addr: u64, size: u32) {
     if price.memory {
         memory_fetch(st, addr);
     }
+    if price.power != 0 {
+        super::sleep::note(st, price.power, price.last_insn);
+    }
     if price.intercept != 0 {
         intercept(uc, ENTRY_POINTS[usize::from(price.intercept - 1)].1, false);
     }

@@ -1,14 +1,15 @@
-//! Cortex-M exceptions on the simulated clock (ARMv7-M B1.5.6-B1.5.8,
-//! ARMv6-M B1.5.6-B1.5.8): SysTick, PendSV, SVCall and interrupts pended by
-//! software, taken by the host as the core would, with their latencies
-//! from the cores' manuals (`model::cores`).
+//! Cortex-M exceptions on the simulated clock (ARMv7-M B1.5, ARMv6-M
+//! B1.5, ARMv8-M's Secure state): SysTick, PendSV, SVCall and interrupts
+//! pended by software, taken by the host as the core would, with their
+//! latencies from the cores' manuals (`model::cores`).
 //!
-//! Unicorn has no NVIC: the host does the exception entry (PushStack:
-//! the 8-word frame, or 26 words with the FP context, aligned to 8 bytes by
-//! CCR.STKALIGN; LR = EXC_RETURN; IPSR = the exception; PC = its vector)
-//! and the return (QEMU raises EXCP_EXCEPTION_EXIT when a handler branches
-//! to an EXC_RETURN value; the host pops the frame, or tail-chains to the
-//! next pending exception without popping).
+//! Unicorn has no NVIC: the host does the exception entry (`m_frame::push`:
+//! the frame on the stack in use, LR = EXC_RETURN, Handler mode on the
+//! main stack, PC = the vector) and the return (QEMU raises
+//! EXCP_EXCEPTION_EXIT when a handler branches to an EXC_RETURN value: the
+//! value is checked as the architecture checks it, then the host
+//! tail-chains to the next pending exception or pops the frame the value
+//! names, onto the process stack when it says so).
 //!
 //! Timing: an exception is taken at the boundary of the block during which
 //! it became pending (an instruction boundary of the block's end, not the
@@ -21,26 +22,18 @@
 //! exceptions together are refused).
 
 use super::api::ExceptionEvent;
-use super::memory::writable;
+use super::m_frame::{self, Stacking};
+use super::m_mode::{self, execution_priority};
 use super::state::ObservedException;
 use super::state::{stop_with, Uc};
 use super::stop::fault;
 use crate::host::scs::nvic;
 use crate::model::cores::Profile;
+use crate::model::exc_return::{self, ReturnTarget};
 use unicorn_engine::RegisterARM;
 
-/// EXC_RETURN values (B1.5.8): return to Handler mode, to Thread mode on
-/// the main stack, on the process stack; bit 4 clear: an FP frame.
-const RETURN_HANDLER: u32 = 0xFFFF_FFF1;
-const RETURN_THREAD_MSP: u32 = 0xFFFF_FFF9;
-const RETURN_THREAD_PSP: u32 = 0xFFFF_FFFD;
-const EXC_RETURN_FP: u32 = 1 << 4;
-
-/// xPSR bit 9 of a stacked frame: the frame was realigned by 4 bytes.
-const XPSR_REALIGNED: u32 = 1 << 9;
-/// CONTROL.SPSEL (thread mode on PSP) and CONTROL.FPCA (FP context active).
-const SPSEL: u32 = 1 << 1;
-const FPCA: u32 = 1 << 2;
+/// EPSR's Thumb bit: a handler starts with it set and its IT state clear.
+const EPSR_T: u64 = 1 << 24;
 
 /// Takes the pending exception that can preempt now, if there is one, in
 /// front of the block at `addr` (which then runs after the handler
@@ -48,6 +41,9 @@ const FPCA: u32 = 1 << 2;
 pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
     if uc.get_data().system.is_none() {
         return super::machine_timer::take_due(uc, addr);
+    }
+    if uc.get_data().power.asleep.is_some() && !super::sleep::sleep(uc) {
+        return true;
     }
     let st = uc.get_data_mut();
     let Some(sys) = st.system.as_mut() else {
@@ -68,10 +64,10 @@ pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
         uc.get_data_mut().limits.look_every_block(now);
         return false;
     }
-    if uc.get_data().threads.sched.threads_created() > 0 {
+    if uc.get_data().threads.sched.live_count() > 1 {
         let stop = fault(
             uc,
-            "an exception became pending while simthread threads exist: exceptions \
+            "an exception became pending while simthread threads are alive: exceptions \
              are delivered only to a single-threaded guest"
                 .into(),
             None,
@@ -104,22 +100,11 @@ fn observe(uc: &mut Uc<'_>, event: ExceptionEvent, skipped: Option<u64>) {
 
 /// Whether exception `number` can preempt what runs now (B1.5.4).
 fn preempts(uc: &Uc<'_>, number: u32) -> bool {
-    let read = |r: RegisterARM| uc.reg_read(r).unwrap_or(0) as u32;
-    let (primask, basepri, faultmask) = (
-        read(RegisterARM::PRIMASK) & 1 != 0,
-        read(RegisterARM::BASEPRI) as u8,
-        read(RegisterARM::FAULTMASK) & 1 != 0,
-    );
-    let Some(sys) = uc.get_data().system.as_ref() else {
-        return false;
-    };
-    let e = &sys.scs.exceptions;
-    let basepri = if sys.scs.facts().profile == Profile::V6M {
-        0
-    } else {
-        basepri
-    };
-    e.to_take(e.execution_priority(primask, basepri, faultmask)) == Some(number)
+    let priority = execution_priority(uc, true);
+    uc.get_data()
+        .system
+        .as_ref()
+        .is_some_and(|s| s.scs.exceptions.to_take(priority) == Some(number))
 }
 
 /// SVC (QEMU's EXCP_SWI; the PC is past the instruction): the SVCall
@@ -156,31 +141,46 @@ fn stop_svc(uc: &mut Uc<'_>, kind: &str) {
     stop_with(uc, stop);
 }
 
-/// The registers an exception frame holds, in frame order.
-const FRAME: [RegisterARM; 6] = [
-    RegisterARM::R0,
-    RegisterARM::R1,
-    RegisterARM::R2,
-    RegisterARM::R3,
-    RegisterARM::R12,
-    RegisterARM::LR,
-];
+/// How this core stacks (its profile, FPU and CCR.STKALIGN).
+fn stacking(uc: &Uc<'_>) -> Option<Stacking> {
+    let sys = uc.get_data().system.as_ref()?;
+    Some(Stacking {
+        profile: sys.scs.facts().profile,
+        fpu: sys.scs.facts().fpu,
+        stkalign: sys.scs.stack_align_8(),
+    })
+}
 
 /// Exception entry (B1.5.6): stacks the frame where the running code's
 /// stack is, sets LR to EXC_RETURN and enters the handler of `number` in
 /// Handler mode; `return_to` is the instruction to resume at. Charges
-/// `latency` cycles; the handler's first block is reached by no branch the
-/// guest pays for. Returns whether it was entered (else the run stops).
+/// `latency` cycles (and the FP registers' stacking when they are pushed
+/// at once); the handler's first block is reached by no branch the guest
+/// pays for. Returns whether it was entered (else the run stops).
 fn enter(uc: &mut Uc<'_>, number: u32, return_to: u64, latency: u32) -> bool {
-    match push_frame(uc, number, return_to) {
-        Ok(handler) => {
+    let before = m_mode::read(uc).ok();
+    match enter_handler(uc, number, return_to) {
+        Ok((handler, fp_pushed)) => {
+            let psp = before.filter(|m| m.on_psp()).map(|m| m.psp);
+            let now = uc.get_data().clock.cycles;
+            super::tasks::entered(uc, number, psp, now);
             let st = uc.get_data_mut();
-            let branch = (st.clock.prev_fallthrough, st.clock.prev_taken_extra);
+            let interrupted = (
+                return_to,
+                st.clock.prev_fallthrough,
+                st.clock.prev_taken_extra,
+            );
+            let mut cycles = u64::from(latency);
             if let Some(sys) = st.system.as_mut() {
                 sys.scs.exceptions.activate(number);
-                sys.interrupted.push(branch);
+                sys.interrupted.push(interrupted);
+                sys.exceptions_taken += 1;
+                sys.event_register = true;
+                if fp_pushed {
+                    cycles += u64::from(sys.scs.facts().fp_stacking.cycles);
+                }
             }
-            st.clock.cycles += u64::from(latency);
+            st.clock.cycles += cycles;
             st.clock.prev_fallthrough = handler;
             st.clock.prev_taken_extra = 0;
             st.limits.limit = 0;
@@ -194,68 +194,41 @@ fn enter(uc: &mut Uc<'_>, number: u32, return_to: u64, latency: u32) -> bool {
     }
 }
 
-/// The frame pushed, the registers set; returns the handler's address.
-fn push_frame(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<u64, String> {
-    let read = |uc: &Uc<'_>, r: RegisterARM| uc.reg_read(r).map(|v| v as u32);
-    let err = |e| format!("exception entry: a register cannot be read ({e:?})");
-    let (ipsr, control, xpsr, sp) = (
-        read(uc, RegisterARM::IPSR).map_err(err)?,
-        read(uc, RegisterARM::CONTROL).map_err(err)?,
-        read(uc, RegisterARM::XPSR).map_err(err)?,
-        read(uc, RegisterARM::SP).map_err(err)?,
-    );
-    let (align8, fpu, vtor) = {
-        let sys = uc
-            .get_data()
-            .system
-            .as_ref()
-            .ok_or("no System Control Space")?;
-        let v6m = sys.scs.facts().profile == Profile::V6M;
-        (
-            v6m || sys.scs.stack_align_8(),
-            sys.scs.facts().fpu,
-            sys.scs.vtor(),
-        )
+/// The frame pushed, the handler's mode entered; returns the handler's
+/// address and whether the FP registers were stacked at once.
+fn enter_handler(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<(u64, bool), String> {
+    let how = stacking(uc).ok_or("no System Control Space")?;
+    let ready = fp_ready_bits(uc);
+    let stacked = m_frame::push(uc, how, return_to as u32, ready)?;
+    let handler = vector(uc, number)?;
+    let err = |e| format!("exception entry: a register cannot be written ({e:?})");
+    let entered = super::m_mode::CoreMode {
+        ipsr: number,
+        ..stacked.mode
     };
-    let fp_frame = fpu && control & FPCA != 0;
-    let size = if fp_frame { 0x68 } else { 0x20 };
-    let realign = align8 && sp & 4 != 0;
-    let frame = (sp - size) & if align8 { !7 } else { !3 };
-    let mut words: Vec<u32> = FRAME.iter().map(|r| read(uc, *r).unwrap_or(0)).collect();
-    words.push(return_to as u32 & !1);
-    words.push(xpsr | if realign { XPSR_REALIGNED } else { 0 });
-    if fp_frame {
-        for n in 0..16 {
-            words.push(read(uc, fp_register(n)).map_err(err)?);
-        }
-        words.push(read(uc, RegisterARM::FPSCR).map_err(err)?);
-        words.push(0); // reserved
-    }
-    write_words(uc, u64::from(frame), &words).map_err(|()| {
-        format!("exception entry: stacking at {frame:#010x} failed (the stack is not RAM)")
-    })?;
-    let handler = vector(uc, vtor, number)?;
-    let exc_return = match (ipsr != 0, control & SPSEL != 0) {
-        (true, _) => RETURN_HANDLER,
-        (false, true) => RETURN_THREAD_PSP,
-        (false, false) => RETURN_THREAD_MSP,
-    } & if fp_frame { !EXC_RETURN_FP } else { !0 };
-    let writes = [
-        (RegisterARM::SP, frame),
-        (RegisterARM::LR, exc_return),
-        (RegisterARM::CONTROL, control & !FPCA),
-        (RegisterARM::IPSR, number),
-    ];
-    for (r, v) in writes {
-        uc.reg_write(r, u64::from(v)).map_err(err)?;
-    }
-    rebuild_flags(uc, xpsr).map_err(err)?;
+    m_mode::write(uc, entered).map_err(err)?;
+    uc.reg_write(RegisterARM::LR, u64::from(stacked.exc_return))
+        .map_err(err)?;
+    uc.reg_write(RegisterARM::EPSR, EPSR_T).map_err(err)?;
+    let xpsr = uc.reg_read(RegisterARM::XPSR).unwrap_or(0) as u32;
+    m_frame::rebuild_flags(uc, xpsr).map_err(err)?;
     uc.reg_write(RegisterARM::PC, handler | 1).map_err(err)?;
-    Ok(handler)
+    Ok((handler, stacked.fp_pushed))
 }
 
-/// The handler of exception `number` from the vector table at `vtor`.
-fn vector(uc: &Uc<'_>, vtor: u32, number: u32) -> Result<u64, String> {
+/// FPCCR's HFRDY, MMRDY, BFRDY and MONRDY for the code an exception
+/// interrupts (UpdateFPCCR, ARMv7-M B1.5.6).
+fn fp_ready_bits(uc: &Uc<'_>) -> u32 {
+    let priority = execution_priority(uc, true);
+    uc.get_data()
+        .system
+        .as_ref()
+        .map_or(0, |s| s.scs.fp_ready_bits(priority))
+}
+
+/// The handler of exception `number` from the vector table at VTOR.
+fn vector(uc: &Uc<'_>, number: u32) -> Result<u64, String> {
+    let vtor = uc.get_data().system.as_ref().map_or(0, |s| s.scs.vtor());
     let at = u64::from(vtor) + 4 * u64::from(number);
     let mut word = [0u8; 4];
     uc.mem_read(at, &mut word)
@@ -267,50 +240,124 @@ fn vector(uc: &Uc<'_>, vtor: u32, number: u32) -> Result<u64, String> {
              address (an INVSTATE UsageFault on silicon)"
         ));
     }
+    if !is_code(uc, u64::from(handler & !1)) {
+        return Err(format!(
+            "exception {number}: its vector at {at:#010x} is {handler:#010x}, which is not \
+             in executable memory (a vector table that is not code: on silicon an \
+             instruction fetch fault)"
+        ));
+    }
     Ok(u64::from(handler & !1))
 }
 
+/// Whether `addr` lies in an executable region of the target.
+fn is_code(uc: &Uc<'_>, addr: u64) -> bool {
+    uc.get_data()
+        .target
+        .regions
+        .iter()
+        .any(|r| r.contains(addr, 2) && r.access.execute)
+}
+
 /// Exception return (QEMU's EXCP_EXCEPTION_EXIT): the handler branched to
-/// the EXC_RETURN value now in PC. Tail-chains to a pending exception that
-/// can preempt the context returned to, else pops the frame.
+/// the EXC_RETURN value now in PC. Checks it as ExceptionReturn() does,
+/// then tail-chains to a pending exception that can preempt the context
+/// returned to, else pops the frame.
 pub(super) fn exception_return(uc: &mut Uc<'_>) {
-    // QEMU keeps PC without its bit 0, which every EXC_RETURN has set
-    let exc_return = uc.reg_read(RegisterARM::PC).unwrap_or(0) as u32 | 1;
-    let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32;
-    let Some(sys) = uc.get_data_mut().system.as_mut() else {
-        let stop = fault(
-            uc,
-            "exception return with no System Control Space".into(),
-            None,
-        );
-        return stop_with(uc, stop);
-    };
+    // QEMU keeps the branch target's bit 0 as the Thumb state, apart
+    let pc = uc.reg_read(RegisterARM::PC).unwrap_or(0) as u32;
+    let thumb = uc.reg_read(RegisterARM::XPSR).unwrap_or(0) as u32 >> 24 & 1;
+    let exc_return = pc | thumb;
+    match checked_return(uc, exc_return) {
+        Ok((target, returning)) => {
+            if let Some(sys) = uc.get_data_mut().system.as_mut() {
+                sys.scs.exceptions.deactivate(returning);
+                sys.event_register = true;
+            }
+            observe(uc, ExceptionEvent::Returned, None);
+            match tail_chain_candidate(uc) {
+                Some(next) => tail_chain(uc, next, exc_return),
+                None => return_to(uc, target),
+            }
+        }
+        Err(kind) => {
+            let stop = fault(uc, kind, None);
+            stop_with(uc, stop);
+        }
+    }
+}
+
+/// ExceptionReturn()'s checks: the value is a legal EXC_RETURN, the
+/// exception returned from is active, and the mode returned to agrees with
+/// the exceptions still active. Returns where the value goes and the
+/// exception returned from.
+fn checked_return(uc: &Uc<'_>, exc_return: u32) -> Result<(ReturnTarget, u32), String> {
+    let ipsr = uc.reg_read(RegisterARM::IPSR).unwrap_or(0) as u32 & 0x1ff;
+    let sys = uc
+        .get_data()
+        .system
+        .as_ref()
+        .ok_or("exception return with no System Control Space")?;
+    let facts = sys.scs.facts();
     if ipsr == 0 || !sys.scs.exceptions.is_active(ipsr) {
-        let stop = fault(
-            uc,
-            format!("exception return from exception {ipsr}, which is not active"),
-            None,
-        );
-        return stop_with(uc, stop);
+        return Err(format!(
+            "exception return from exception {ipsr}, which is not active: an INVPC \
+             UsageFault on silicon (DDI 0403E B1.5.8)"
+        ));
     }
-    sys.scs.exceptions.deactivate(ipsr);
-    let facts = sys.scs.facts().clone();
-    observe(uc, ExceptionEvent::Returned, None);
-    if let Some(next) = tail_chain_candidate(uc) {
-        return tail_chain(uc, next, exc_return, facts.tail_chain.cycles);
+    let target = exc_return::decode(exc_return, facts.profile, facts.fpu).map_err(|e| e.0)?;
+    let nested = sys.scs.exceptions.active_count();
+    if !target.to_handler && nested != 1 && !sys.scs.returns_to_thread_while_active() {
+        return Err(format!(
+            "exception return to Thread mode (EXC_RETURN {exc_return:#010x}) from exception \
+             {ipsr} while {} other exceptions are active and CCR.NONBASETHRDENA is clear: an \
+             INVPC UsageFault on silicon (DDI 0403E B1.5.8)",
+            nested - 1
+        ));
     }
-    match pop_frame(uc, exc_return) {
-        Ok(resume) => {
+    if target.to_handler && nested == 1 && facts.profile == Profile::V6M {
+        return Err(format!(
+            "exception return to Handler mode (EXC_RETURN {exc_return:#010x}) from the only \
+             active exception, {ipsr}: UNPREDICTABLE on ARMv6-M (DDI 0419E B1.5.8)"
+        ));
+    }
+    Ok((target, ipsr))
+}
+
+/// Pops the frame and resumes the code below, charging the return.
+fn return_to(uc: &mut Uc<'_>, target: ReturnTarget) {
+    let popped = stacking(uc).ok_or_else(|| "no System Control Space".to_owned());
+    let popped = popped.and_then(|how| {
+        let mode = m_mode::read(uc).map_err(|e| format!("{e:?}"))?;
+        m_frame::pop(uc, how, target, mode)
+    });
+    match popped {
+        Ok(unstacked) => {
+            let resume = uc.reg_read(RegisterARM::PC).unwrap_or(0) & !1;
             let st = uc.get_data_mut();
-            st.clock.cycles += u64::from(facts.exit.cycles);
+            let Some(sys) = st.system.as_mut() else {
+                return;
+            };
+            let facts = sys.scs.facts();
+            let mut cycles = u64::from(facts.exit.cycles);
+            if unstacked.fp_popped {
+                cycles += u64::from(facts.fp_unstacking.cycles);
+            }
             // the branch the exception interrupted (if one was taken into
             // the block resumed) is paid on entering that block, as it is
-            // without the exception
-            let interrupted = st.system.as_mut().and_then(|s| s.interrupted.pop());
-            let (fallthrough, taken_extra) = interrupted.unwrap_or((resume, 0));
+            // without the exception; a return elsewhere (a context switch)
+            // reaches its block by no branch the guest pays for
+            let (fallthrough, taken_extra) = match sys.interrupted.pop() {
+                Some((at, fallthrough, extra)) if at == resume => (fallthrough, extra),
+                _ => (resume, 0),
+            };
+            st.clock.cycles += cycles;
             st.clock.prev_fallthrough = fallthrough;
             st.clock.prev_taken_extra = taken_extra;
             st.limits.limit = 0;
+            let now = st.clock.cycles;
+            let psp = target.to_psp.then(|| m_mode::read(uc).map_or(0, |m| m.psp));
+            super::tasks::returned(uc, psp, now);
         }
         Err(kind) => {
             let stop = fault(uc, kind, None);
@@ -324,34 +371,37 @@ pub(super) fn exception_return(uc: &mut Uc<'_>) {
 /// no longer active.
 fn tail_chain_candidate(uc: &Uc<'_>) -> Option<u32> {
     let sys = uc.get_data().system.as_ref()?;
-    let e = &sys.scs.exceptions;
-    let number = e.highest_pending()?;
-    let primask = uc.reg_read(RegisterARM::PRIMASK).unwrap_or(0) & 1 != 0;
-    let basepri = uc.reg_read(RegisterARM::BASEPRI).unwrap_or(0) as u8;
-    let priority = e.execution_priority(primask, basepri, false);
-    (e.to_take(priority) == Some(number)).then_some(number)
+    let number = sys.scs.exceptions.highest_pending()?;
+    let priority = execution_priority(uc, true);
+    (sys.scs.exceptions.to_take(priority) == Some(number)).then_some(number)
 }
 
 /// Enters `next` in place of returning: the frame stays, LR keeps the
-/// EXC_RETURN of the context below.
-fn tail_chain(uc: &mut Uc<'_>, next: u32, exc_return: u32, latency: u32) {
-    let vtor = uc.get_data().system.as_ref().map_or(0, |s| s.scs.vtor());
-    let entered = vector(uc, vtor, next).and_then(|handler| {
+/// EXC_RETURN of the context below, and a lazy FP preservation still
+/// pending stays pending (its frame is the one kept).
+fn tail_chain(uc: &mut Uc<'_>, next: u32, exc_return: u32) {
+    let entered = vector(uc, next).and_then(|handler| {
         let err = |e| format!("tail-chaining: a register cannot be written ({e:?})");
         uc.reg_write(RegisterARM::LR, u64::from(exc_return))
             .map_err(err)?;
         uc.reg_write(RegisterARM::IPSR, u64::from(next))
             .map_err(err)?;
         let xpsr = uc.reg_read(RegisterARM::XPSR).unwrap_or(0) as u32;
-        rebuild_flags(uc, xpsr).map_err(err)?;
+        m_frame::rebuild_flags(uc, xpsr).map_err(err)?;
         uc.reg_write(RegisterARM::PC, handler | 1).map_err(err)?;
         Ok(handler)
     });
     match entered {
         Ok(handler) => {
+            let now = uc.get_data().clock.cycles;
+            super::tasks::tail_chained(uc, next, now);
             let st = uc.get_data_mut();
+            let mut latency = 0;
             if let Some(sys) = st.system.as_mut() {
                 sys.scs.exceptions.activate(next);
+                sys.exceptions_taken += 1;
+                sys.tail_chains += 1;
+                latency = sys.scs.facts().tail_chain.cycles;
             }
             st.clock.cycles += u64::from(latency);
             st.clock.prev_fallthrough = handler;
@@ -374,104 +424,6 @@ fn stacked_return_address(uc: &Uc<'_>, exc_return: u32) -> u64 {
     } else {
         RegisterARM::MSP
     };
-    let sp = uc.reg_read(sp_reg).unwrap_or(0);
-    read_words(uc, sp + 24, 1).map_or(0, |w| u64::from(w[0]))
-}
-
-/// Pops the frame `exc_return` names (B1.5.8 ExceptionReturn): the
-/// registers, the stack pointer (undoing a realignment), xPSR with the
-/// IPSR returned to; returns the address execution resumes at.
-fn pop_frame(uc: &mut Uc<'_>, exc_return: u32) -> Result<u64, String> {
-    let to_psp = exc_return & 0xF == 0xD;
-    let to_thread = exc_return & 0x8 != 0;
-    let fp_frame = exc_return & EXC_RETURN_FP == 0;
-    let err = |e| format!("exception return: a register cannot be accessed ({e:?})");
-    let sp_reg = if to_psp {
-        RegisterARM::PSP
-    } else {
-        RegisterARM::MSP
-    };
-    let sp = uc.reg_read(sp_reg).map_err(err)? as u32;
-    let count = if fp_frame { 26 } else { 8 };
-    let words = read_words(uc, u64::from(sp), count)
-        .map_err(|()| format!("exception return: unstacking at {sp:#010x} failed"))?;
-    let xpsr = words[7];
-    let size = if fp_frame { 0x68 } else { 0x20 };
-    let new_sp = sp + size + if xpsr & XPSR_REALIGNED != 0 { 4 } else { 0 };
-    for (r, v) in FRAME.iter().zip(&words) {
-        uc.reg_write(*r, u64::from(*v)).map_err(err)?;
-    }
-    if fp_frame {
-        for n in 0..16 {
-            uc.reg_write(fp_register(n), u64::from(words[8 + n as usize]))
-                .map_err(err)?;
-        }
-        uc.reg_write(RegisterARM::FPSCR, u64::from(words[24]))
-            .map_err(err)?;
-    }
-    uc.reg_write(sp_reg, u64::from(new_sp)).map_err(err)?;
-    let control = uc.reg_read(RegisterARM::CONTROL).map_err(err)? as u32;
-    let control = (control & !(SPSEL | FPCA))
-        | if to_psp { SPSEL } else { 0 }
-        | if fp_frame { FPCA } else { 0 };
-    uc.reg_write(RegisterARM::CONTROL, u64::from(control))
-        .map_err(err)?;
-    // the IPSR returned to (the stacked one; Thread mode has none)
-    let xpsr = if to_thread { xpsr & !0x1ff } else { xpsr };
-    uc.reg_write(RegisterARM::XPSR_NZCVQG, u64::from(xpsr & !XPSR_REALIGNED))
-        .map_err(err)?;
-    rebuild_flags(uc, xpsr).map_err(err)?;
-    let resume = u64::from(words[6] & !1);
-    uc.reg_write(RegisterARM::PC, resume | 1).map_err(err)?;
-    Ok(resume)
-}
-
-/// QEMU caches whether the core is in Handler mode in the flags its
-/// translations are looked up by, and Unicorn's register writes of IPSR or
-/// CONTROL do not refresh them; a write of the condition flags does.
-fn rebuild_flags(
-    uc: &mut Uc<'_>,
-    xpsr: u32,
-) -> Result<(), unicorn_engine::unicorn_const::uc_error> {
-    uc.reg_write(RegisterARM::APSR_NZCV, u64::from(xpsr & 0xF000_0000))
-}
-
-fn fp_register(n: u32) -> RegisterARM {
-    const S: [RegisterARM; 16] = [
-        RegisterARM::S0,
-        RegisterARM::S1,
-        RegisterARM::S2,
-        RegisterARM::S3,
-        RegisterARM::S4,
-        RegisterARM::S5,
-        RegisterARM::S6,
-        RegisterARM::S7,
-        RegisterARM::S8,
-        RegisterARM::S9,
-        RegisterARM::S10,
-        RegisterARM::S11,
-        RegisterARM::S12,
-        RegisterARM::S13,
-        RegisterARM::S14,
-        RegisterARM::S15,
-    ];
-    S[n as usize % 16]
-}
-
-/// Writes where the guest itself could store (the stack must be RAM).
-fn write_words(uc: &mut Uc<'_>, at: u64, words: &[u32]) -> Result<(), ()> {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    if !writable(uc, at, bytes.len() as u64) {
-        return Err(());
-    }
-    uc.mem_write(at, &bytes).map_err(|_| ())
-}
-
-fn read_words(uc: &Uc<'_>, at: u64, count: usize) -> Result<Vec<u32>, ()> {
-    let mut bytes = vec![0u8; count * 4];
-    uc.mem_read(at, &mut bytes).map_err(|_| ())?;
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-        .collect())
+    let sp = uc.reg_read(sp_reg).unwrap_or(0) as u32;
+    m_frame::read_words(uc, sp.wrapping_add(24), 1).map_or(0, |w| u64::from(w[0]))
 }

@@ -35,6 +35,18 @@ impl GuestMemory for UcMemory<'_, '_> {
     }
 }
 
+/// Whether `[addr, addr + len)` lies in one of the target's memory
+/// regions (RAM or flash, never a device or the System Control Space)
+/// that the core can write (`write`) or read: where an exception frame
+/// may be stacked or unstacked.
+pub(super) fn in_target_memory(uc: &Uc<'_>, addr: u64, len: u64, write: bool) -> bool {
+    uc.get_data()
+        .target
+        .regions
+        .iter()
+        .any(|r| r.contains(addr, len) && if write { r.access.write } else { r.access.read })
+}
+
 /// Whether `[addr, addr + len)` lies in mapped, writable memory.
 pub(super) fn writable(uc: &Uc<'_>, addr: u64, len: u64) -> bool {
     let Ok(regions) = uc.mem_regions() else {

@@ -34,10 +34,13 @@ mod csr;
 mod debug;
 mod exceptions;
 mod flash;
+mod fp_context;
 mod gpr;
 mod intercept;
 mod interrupts;
 mod l1cache;
+mod m_frame;
+mod m_mode;
 mod machine_timer;
 mod memory;
 mod mmio;
@@ -51,8 +54,10 @@ mod resume;
 mod schedule;
 mod scs;
 mod setup;
+mod sleep;
 mod state;
 mod stop;
+mod tasks;
 mod thread_calls;
 mod trail;
 mod translation_charge;
@@ -60,8 +65,8 @@ mod xip;
 
 pub use crate::model::xip::run::XipReport;
 pub use api::{
-    Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, L1CacheReport, MachineError,
-    Observer, PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
+    CoreEvents, Counting, ExceptionEvent, ExecutionObserver, Fault, FlashReport, L1CacheReport,
+    MachineError, Observer, PeripheralAccesses, RunOutcome, Stop, UnpricedCount, UnpricedStop,
 };
 pub use debug::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, DebugThread, Debugger, Watch};
 pub use options::{ChargePath, PeripheralOptions, RunOptions};

@@ -23,6 +23,10 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         .decode(&code, addr, size == 0)
         .unwrap_or_default();
     let cost = cycles::price_block(&st.target, &insns, wait);
+    let spans: Vec<(u64, u8)> = insns.iter().map(|i| (i.addr, i.size)).collect();
+    let power = power_bits(crate::model::power::block_hints(
+        st.arch, &code, addr, &spans,
+    ));
     if !cost.unpriced.is_empty() {
         unpriced_block(uc, addr, &code, &cost.unpriced);
     }
@@ -42,7 +46,20 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         unpriced: !cost.unpriced.is_empty(),
         branch: cost.branch as u8,
         memory,
+        power,
     }
+}
+
+/// `Price::power` from what the block's power instructions ask.
+fn power_bits(hints: crate::model::power::PowerHints) -> u8 {
+    use super::blocks::{SENDS_EVENT, SLEEPS_FOR_EVENT, SLEEPS_FOR_INTERRUPT};
+    use crate::model::power::Sleep;
+    let sleep = match hints.sleep {
+        Some(Sleep::Interrupt) => SLEEPS_FOR_INTERRUPT,
+        Some(Sleep::Event) => SLEEPS_FOR_EVENT,
+        None => 0,
+    };
+    sleep | if hints.sends_event { SENDS_EVENT } else { 0 }
 }
 
 /// When a block is priced: whether it runs from the accelerated flash,

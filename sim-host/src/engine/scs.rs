@@ -12,7 +12,7 @@ use super::api::{uc, MachineError, Stop};
 use super::mmio::placed_access;
 use super::state::{stop_with, Uc};
 use super::stop::fault_at;
-use crate::host::scs::{Effects, BLOCK_SIZE, DWT_BASE, SCS_BASE};
+use crate::host::scs::{Effects, ScsError, BLOCK_SIZE, DWT_BASE, SCS_BASE};
 use unicorn_engine::RegisterARM;
 
 /// Maps the SCS and the DWT pages of a core that has them.
@@ -46,6 +46,13 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
     if let Some(value) = super::l1cache::register(uc, addr, size, write) {
         return value;
     }
+    // the FP context registers, which QEMU's lazy FP machinery reads
+    if let Some(answer) = fp_register(uc, addr, size, write) {
+        return match answer {
+            Ok(value) => value,
+            Err(e) => refuse(uc, pc, addr, write.is_some(), e),
+        };
+    }
     let write = super::l1cache::ccr_write(uc, addr, write);
     let Some(sys) = uc.get_data_mut().system.as_mut() else {
         return 0;
@@ -62,21 +69,39 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
             apply(uc, effects);
             value | super::l1cache::ccr_read_bits(uc, addr)
         }
-        Err(e) => {
-            let verb = if write.is_some() {
-                "write to"
-            } else {
-                "read of"
-            };
-            let kind = format!("{verb} {e}");
-            let stop = match fault_at(uc, pc, kind, Some(u64::from(addr))) {
-                Stop::Fault(f) => Stop::Unsupported(f),
-                other => other,
-            };
-            stop_with(uc, stop);
-            0
-        }
+        Err(e) => refuse(uc, pc, addr, write.is_some(), e),
     }
+}
+
+/// FPCCR, FPCAR or FPDSCR on a core with the FP extension (a word
+/// access), from QEMU's state (`fp_context`).
+fn fp_register(
+    uc: &mut Uc<'_>,
+    addr: u32,
+    size: u8,
+    write: Option<u32>,
+) -> Option<Result<u64, ScsError>> {
+    let profile = uc.get_data().system.as_ref()?.scs.facts().profile;
+    if size != 4 {
+        return None;
+    }
+    let answer = super::fp_context::register(uc, profile, addr, write)?;
+    Some(answer.map_err(|message| ScsError {
+        register: crate::host::scs::name_of(addr),
+        message,
+    }))
+}
+
+/// A refused access ends the run (exit 125) naming the register.
+fn refuse(uc: &mut Uc<'_>, pc: u64, addr: u32, is_write: bool, e: ScsError) -> u64 {
+    let verb = if is_write { "write to" } else { "read of" };
+    let kind = format!("{verb} {e}");
+    let stop = match fault_at(uc, pc, kind, Some(u64::from(addr))) {
+        Stop::Fault(f) => Stop::Unsupported(f),
+        other => other,
+    };
+    stop_with(uc, stop);
+    0
 }
 
 /// What a write asks of the core: a reset ends the run; a new pending

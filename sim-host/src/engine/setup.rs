@@ -139,6 +139,8 @@ pub(super) fn run_once(
     let _translation_charge = install_translation_charge(&mut emu, options)?;
     install_observers(&mut emu, &options.observers)?;
     install_exception_hooks(&mut emu, &image, &target, options.counting)?;
+    // kept until the run ends: the callback is removed when dropped
+    let _lazy_fp = super::fp_context::install(&mut emu);
 
     let (sp, entry) = reset_state(&image, &target);
     let r = regs(arch);
@@ -238,6 +240,8 @@ pub(super) fn new_state(
             allow: options.allow_unpriced,
             ..Default::default()
         },
+        power: Default::default(),
+        tasks: super::state::TaskTracker::new(crate::image::rtos::freertos(image)),
     })
 }
 

@@ -9,8 +9,10 @@ use crate::host::arp_host::{ArpHost, TraceStats};
 use crate::host::progress::{ProgressShared, Snapshot};
 use crate::host::scs::Scs;
 use crate::host::semihost::{HostConsole, Semihost};
+use crate::host::tasks::ContextId;
 use crate::host::threads::{Scheduler, ThreadId};
 use crate::image::elf::GuestImage;
+use crate::image::rtos::FreeRtosLayout;
 use crate::model::decode::Decoder;
 use crate::model::peripherals::PeripheralMap;
 use crate::model::target::{Arch, InsnClass, Target};
@@ -64,6 +66,24 @@ pub(super) struct State {
     /// The XIP cache, when the target file describes one.
     pub(super) xip: Option<Box<crate::model::xip::run::XipModel>>,
     pub(super) unpriced: UnpricedLog,
+    /// WFI and WFE: a sleep asked for, and the sleeps so far.
+    pub(super) power: Power,
+    /// Which task runs (the RTOS-aware accounting; its clock is in
+    /// `arp.counters.tasks`).
+    pub(super) tasks: TaskTracker,
+}
+
+/// What WFI and WFE (`engine::sleep`) asked for and what sleeping cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Power {
+    /// The block that ran ended with WFI or WFE: the core sleeps at the
+    /// next block boundary until something wakes it.
+    pub(super) asleep: Option<crate::model::power::Sleep>,
+    /// Where the WFI or WFE is (for a stop that names it).
+    pub(super) asleep_at: u64,
+    /// Cycles spent asleep, and how many sleeps.
+    pub(super) sleep_cycles: u64,
+    pub(super) sleeps: u64,
 }
 
 /// The accelerator of a run: its description, state, and the lines of
@@ -359,6 +379,18 @@ impl State {
         self.debug.limit = 0;
     }
 
+    /// What the exception and power machinery did so far.
+    pub(super) fn core_events(&self) -> super::api::CoreEvents {
+        let sys = self.system.as_deref();
+        super::api::CoreEvents {
+            exceptions_taken: sys.map_or(0, |s| s.exceptions_taken),
+            tail_chains: sys.map_or(0, |s| s.tail_chains),
+            lazy_fp_preservations: sys.map_or(0, |s| s.lazy_preservations),
+            sleeps: self.power.sleeps,
+            sleep_cycles: self.power.sleep_cycles,
+        }
+    }
+
     /// The section table's rows so far, call sites named.
     pub(crate) fn section_traces(&self) -> Vec<TraceStats> {
         let image = &self.image;
@@ -414,10 +446,19 @@ pub(super) struct CoreSystem {
     /// Exception entries and returns the observers have not been told
     /// of yet (`None`: no observer).
     pub(super) observed: Option<Vec<ObservedException>>,
-    /// Per active exception, innermost last: the block-to-block state
-    /// (fall-through address, taken-branch extra) of the code it
-    /// interrupted, restored by its return.
-    pub(super) interrupted: Vec<(u64, u32)>,
+    /// Per active exception, innermost last: where it returns to and the
+    /// block-to-block state (fall-through address, taken-branch extra) of
+    /// the code it interrupted, restored by a return there.
+    pub(super) interrupted: Vec<(u64, u64, u32)>,
+    /// The event register WFE waits on (ARMv7-M B1.5.18): set by SEV and
+    /// by exception entry and return.
+    pub(super) event_register: bool,
+    /// Lazy FP state preservations carried out (`fp_context`).
+    pub(super) lazy_preservations: u64,
+    /// Exceptions entered (tail-chained ones included), and those
+    /// tail-chained.
+    pub(super) exceptions_taken: u64,
+    pub(super) tail_chains: u64,
 }
 
 /// An exception event waiting for the observer hook; `skipped` is the
@@ -435,6 +476,10 @@ impl CoreSystem {
             scs,
             observed: None,
             interrupted: Vec::new(),
+            event_register: false,
+            lazy_preservations: 0,
+            exceptions_taken: 0,
+            tail_chains: 0,
         }
     }
 }
@@ -444,4 +489,34 @@ impl CoreSystem {
 pub(super) struct CounterOffsets {
     pub(super) cycles: u64,
     pub(super) instructions: u64,
+}
+
+/// Which task runs: the engine's side of the RTOS-aware accounting
+/// (`engine::tasks`).
+#[derive(Debug, Default)]
+pub(super) struct TaskTracker {
+    /// The contexts the exceptions now active interrupted, innermost last.
+    pub(super) interrupted: Vec<ContextId>,
+    /// Each exception's handler context, by exception number.
+    pub(super) handlers: HashMap<u32, ContextId>,
+    /// Tasks switched out, by the stack pointer they resume with.
+    pub(super) suspended: HashMap<u32, ContextId>,
+    /// FreeRTOS's tasks, by control block.
+    pub(super) by_tcb: HashMap<u32, ContextId>,
+    pub(super) freertos: Option<FreeRtosLayout>,
+    /// Tasks seen, for names of tasks with no RTOS knowledge.
+    pub(super) tasks_seen: u32,
+}
+
+/// The most stack pointers remembered for suspended tasks: a program that
+/// deletes tasks leaves theirs behind.
+pub(super) const MAX_SUSPENDED: usize = 4096;
+
+impl TaskTracker {
+    pub(super) fn new(freertos: Option<FreeRtosLayout>) -> TaskTracker {
+        TaskTracker {
+            freertos,
+            ..TaskTracker::default()
+        }
+    }
 }

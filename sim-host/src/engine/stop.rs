@@ -190,10 +190,20 @@ pub(super) fn outcome(
         ));
     }
     let playback = st.arp.playback_report();
+    let cycles = st.threads.sched.latest_clock().max(st.clock.cycles);
+    let tasks = {
+        let clock = st.arp.counters.tasks.borrow();
+        if clock.active() {
+            clock.finish(cycles)
+        } else {
+            Vec::new()
+        }
+    };
     RunOutcome {
         image: Rc::clone(image),
         stop,
-        cycles: st.threads.sched.latest_clock().max(st.clock.cycles),
+        cycles,
+        tasks,
         instructions: st.clock.instructions,
         host_time,
         console: std::mem::take(&mut st.io.console.captured),
@@ -209,6 +219,7 @@ pub(super) fn outcome(
         flash: st.flash.as_ref().map(|f| f.report()),
         l1cache: st.l1cache.as_ref().map(|c| c.report()),
         xip: st.xip.as_ref().map(|x| x.report()),
+        core_events: st.core_events(),
         playback,
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,

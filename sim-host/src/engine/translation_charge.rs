@@ -76,7 +76,7 @@ fn offset(bytes: usize) -> i64 {
 
 /// Whether the translated code may charge a block at this price itself:
 /// what the block hook does besides the additions (intercepting, counting
-/// unpriced runs, the predictor) needs the hook; a memory model's fetch
+/// unpriced runs, the predictor, a WFI's sleep) needs the hook; a memory model's fetch
 /// stalls are the one call the translated code makes (`call_memory`).
 /// With no predictor the translated code need not keep the last block's
 /// branch kind and last instruction (`prev_branch`, `prev_last_insn`),
@@ -84,6 +84,7 @@ fn offset(bytes: usize) -> i64 {
 /// intercepted function's) would write over the trail's last entry.
 fn charged_inline(st: &State, price: &Price) -> bool {
     price.intercept == 0
+        && price.power == 0
         && !price.unpriced
         && price.branch == 0
         && price.instructions != 0

@@ -17,6 +17,7 @@
 //! recording mode.
 
 use crate::host::counters::{CounterSet, Counters, Measure};
+use crate::host::tasks::{ContextId, TaskMark};
 use crate::model::memory_counters::MemoryCounters;
 use arpsim::engine::{Engine, FinishSummary, SectionKind};
 use arpsim::error::{ArpError, Severity};
@@ -136,6 +137,11 @@ struct Frame {
     instructions: u64,
     /// The memory-system totals at the enter, on a target that has them.
     memory: Option<MemoryCounters>,
+    /// Every context's cycles at the enter, once the core ran more than
+    /// one (`host::tasks`).
+    task: Option<TaskMark>,
+    /// The own cycles of the sections nested in this one (same thread).
+    children_own: u64,
 }
 
 /// A section open in a thread, as a debugger shows it.
@@ -169,6 +175,15 @@ pub struct TraceStats {
     /// The memory system's stalls, hits and misses in all its samples
     /// (`None` on a target without a memory-system model).
     pub memory: Option<MemoryCounters>,
+    /// The cycles of the task (or handler) that entered each sample while
+    /// it was open, summed: `total_cycles` less what other tasks and
+    /// handlers ran meanwhile (equal to it when nothing else ran).
+    pub own_cycles: u64,
+    /// `own_cycles` less the own cycles of the sections nested in it:
+    /// what no other section of the run counts (the report's share).
+    pub self_cycles: u64,
+    /// Who else ran while it was open: (context, cycles), costliest first.
+    pub others: Vec<(ContextId, u64)>,
 }
 
 /// The most section ids the rows of a section table hold in all (the sum
@@ -189,6 +204,44 @@ struct NodeStats {
     max_cycles: u64,
     total_instructions: u64,
     memory: Option<MemoryCounters>,
+    own_cycles: u64,
+    self_cycles: u64,
+    others: Vec<(ContextId, u64)>,
+}
+
+/// Every context's cycles at a section's enter, once the core ran more
+/// than one context (until then a section's own cycles are all of them).
+fn mark_tasks(c: &Counters) -> Option<TaskMark> {
+    let tasks = c.tasks.borrow();
+    tasks.active().then(|| tasks.mark(c.cycles.get()))
+}
+
+/// A leaving sample's own cycles (its context's, of `cycles` in all); the
+/// other contexts' are added to `others`.
+fn own_cycles(frame: &Frame, cycles: u64, c: &Counters, others: &mut Vec<(ContextId, u64)>) -> u64 {
+    let tasks = c.tasks.borrow();
+    if !tasks.active() {
+        return cycles;
+    }
+    // entered before anything but main ran: main had run every cycle
+    let before = TaskMark {
+        context: 0,
+        cycles: Box::new([frame.cycles]),
+    };
+    let mark = frame.task.as_ref().unwrap_or(&before);
+    let mut own = 0;
+    for (context, ran) in tasks.since(mark, c.cycles.get()) {
+        if context == mark.context {
+            own = ran;
+            continue;
+        }
+        match others.iter_mut().find(|(id, _)| *id == context) {
+            Some((_, sum)) => *sum += ran,
+            None => others.push((context, ran)),
+        }
+    }
+    others.sort_by_key(|(id, ran)| (std::cmp::Reverse(*ran), *id));
+    own
 }
 
 /// Per-trace statistics of every section, recorded on leave.
@@ -258,6 +311,8 @@ impl SectionStats {
             cycles: c.cycles.get(),
             instructions: c.instructions.get(),
             memory: c.memory.get(),
+            task: mark_tasks(c),
+            children_own: 0,
         });
     }
 
@@ -282,8 +337,17 @@ impl SectionStats {
             max_cycles: 0,
             total_instructions: 0,
             memory: None,
+            own_cycles: 0,
+            self_cycles: 0,
+            others: Vec::new(),
         });
         let cycles = c.cycles.get().saturating_sub(frame.cycles);
+        let own = own_cycles(&frame, cycles, c, &mut t.others);
+        t.own_cycles += own;
+        t.self_cycles += own.saturating_sub(frame.children_own);
+        if let Some(parent) = stack.last_mut() {
+            parent.children_own += own;
+        }
         let instructions = c.instructions.get().saturating_sub(frame.instructions);
         t.count += 1;
         t.total_cycles += cycles;
@@ -358,6 +422,9 @@ impl SectionStats {
                 max_cycles: t.max_cycles,
                 total_instructions: t.total_instructions,
                 memory: t.memory,
+                own_cycles: t.own_cycles,
+                self_cycles: t.self_cycles,
+                others: t.others.clone(),
             });
         }
         traces.sort_by(|a, b| a.path.cmp(&b.path));

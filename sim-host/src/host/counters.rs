@@ -46,6 +46,9 @@ pub struct Counters {
     /// The memory-system models' running totals, on a target that has
     /// one (`model::memory_counters`): sections keep their difference.
     pub memory: Cell<Option<crate::model::memory_counters::MemoryCounters>>,
+    /// Who runs on the core (`host::tasks`): sections keep their own
+    /// task's cycles apart from the others'.
+    pub tasks: RefCell<crate::host::tasks::TaskClock>,
 }
 
 impl Counters {

@@ -13,5 +13,6 @@ pub mod sandbox;
 pub mod scs;
 pub mod semihost;
 pub mod signals;
+pub mod tasks;
 pub mod threads;
 pub mod warnings;

@@ -215,6 +215,11 @@ impl Scheduler {
         self.next_id as usize - 1
     }
 
+    /// How many threads have not ended, the main thread included.
+    pub fn live_count(&self) -> usize {
+        self.live.len()
+    }
+
     /// Forgets ended thread `id` after its last slice; only its end clock
     /// stays, until a join.
     pub fn retire(&mut self, id: ThreadId) {

@@ -52,43 +52,51 @@ fn dwarf_error(e: impl std::fmt::Display) -> DwarfError {
     DwarfError::Dwarf(e.to_string())
 }
 
+/// The DWARF sections of the ELF `bytes`; `Ok(None)` when it has none.
+pub(crate) fn load_dwarf(bytes: &[u8]) -> Result<Option<gimli::Dwarf<Reader<'_>>>, DwarfError> {
+    let elf = Elf::parse(bytes)
+        .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
+    let mut sections: HashMap<String, &[u8]> = HashMap::new();
+    for sh in &elf.section_headers {
+        let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
+            continue;
+        };
+        if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
+            continue;
+        }
+        let start = sh.sh_offset as usize;
+        let Some(data) = start
+            .checked_add(sh.sh_size as usize)
+            .and_then(|end| bytes.get(start..end))
+        else {
+            return Err(DwarfError::Elf(format!(
+                "section {name} runs past the end of the file"
+            )));
+        };
+        sections.insert(name.to_string(), data);
+    }
+    if !sections.contains_key(".debug_info") {
+        return Ok(None);
+    }
+    let endian = if elf.little_endian {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let dwarf = gimli::Dwarf::load(|id| -> Result<Reader<'_>, gimli::Error> {
+        let data = sections.get(id.name()).copied().unwrap_or(&[]);
+        Ok(EndianSlice::new(data, endian))
+    })
+    .map_err(dwarf_error)?;
+    Ok(Some(dwarf))
+}
+
 impl<'a> DebugInfo<'a> {
     /// Reads the DWARF sections of `bytes`; `Ok(None)` when there are none.
     pub fn load(bytes: &'a [u8]) -> Result<Option<DebugInfo<'a>>, DwarfError> {
-        let elf = Elf::parse(bytes)
-            .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
-        let mut sections: HashMap<String, &'a [u8]> = HashMap::new();
-        for sh in &elf.section_headers {
-            let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
-                continue;
-            };
-            if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
-                continue;
-            }
-            let start = sh.sh_offset as usize;
-            let Some(data) = start
-                .checked_add(sh.sh_size as usize)
-                .and_then(|end| bytes.get(start..end))
-            else {
-                return Err(DwarfError::Elf(format!(
-                    "section {name} runs past the end of the file"
-                )));
-            };
-            sections.insert(name.to_string(), data);
-        }
-        if !sections.contains_key(".debug_info") {
+        let Some(dwarf) = load_dwarf(bytes)? else {
             return Ok(None);
-        }
-        let endian = if elf.little_endian {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
         };
-        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader<'a>, gimli::Error> {
-            let data = sections.get(id.name()).copied().unwrap_or(&[]);
-            Ok(EndianSlice::new(data, endian))
-        })
-        .map_err(dwarf_error)?;
         let (labels, decl_lines) = labels_and_subprograms(&dwarf)?;
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(dwarf_error)?;
         Ok(Some(DebugInfo {

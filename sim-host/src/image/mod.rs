@@ -4,4 +4,5 @@
 pub mod attributes;
 pub mod dwarf;
 pub mod elf;
+pub mod rtos;
 pub mod symbols;

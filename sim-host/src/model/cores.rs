@@ -62,12 +62,49 @@ pub struct CoreFacts {
     pub tail_chain: Cited,
     /// Whether the core has an FPU whose context exceptions stack.
     pub fpu: bool,
+    /// What stacking the FP context (s0-s15 and FPSCR, 17 words) adds to
+    /// an entry when it is pushed at once (FPCCR.LSPEN clear).
+    pub fp_stacking: Cited,
+    /// What unstacking it adds to a return that reads it from the frame.
+    pub fp_unstacking: Cited,
+    /// What a lazy preservation costs, at the handler's first FP
+    /// instruction (FPCCR.LSPEN set).
+    pub lazy_fp_push: Cited,
 }
 
-const M3_M4_LATENCY: &str = "12-cycle entry, 12-cycle return and 6-cycle tail-chaining \
-    with zero wait states: Cortex-M4 Devices Generic User Guide 2.3.7 \"Exception entry and \
-    return\", as reproduced in TI SLAU356I section 1.5.8 (Cortex-M4F) and the TI Stellaris/Tiva \
-    data sheets' Cortex-M3/M4 chapters";
+const M3_M4_ENTRY: &str = "12 cycles with zero wait states: Cortex-M4 TRM r0p1 (ARM DDI \
+    0439D) 3.9.1 \"Exception handling\": \"a maximum of a twelve cycle latency from asserting the \
+    interrupt to execution of the first instruction of the ISR when the memory being accessed has \
+    no wait states\"; the same for Cortex-M3 (Arm Knowledge Article 103489845)";
+const M3_M4_RETURN: &str = "10 cycles: Cortex-M4 TRM r0p1 (ARM DDI 0439D) 3.9.1: \"Returns from \
+    interrupts similarly take ten cycles where the instruction being returned to is fetched in \
+    parallel to the stack pop\"; Arm Knowledge Article 103489845: the Cortex-M3 TRM's 12 is a \
+    typographical error, \"the Cortex-M3 has a latency on exit of ten cycles, just like the \
+    Cortex-M4\"";
+const M3_M4_TAIL_CHAIN: &str = "6 cycles: Cortex-M4 TRM r0p1 (ARM DDI 0439D) 3.9.1: \"Tail \
+    chaining requires six cycles when using zero wait state memory. No stack pushes or pops are \
+    performed\"";
+const FP_STACKING: &str = "17 cycles: Cortex-M4 TRM r0p1 (ARM DDI 0439D) 3.9.1: \"When the FPU \
+    option is implemented and a floating point context is active and the lazy stacking is not \
+    enabled, this maximum latency is increased to twenty nine cycles\" (12 + 17, Arm Knowledge \
+    Article 103489845: \"plus a possible 17 cycles more\")";
+const FP_UNSTACKING: &str = "17 cycles: Cortex-M4 TRM r0p1 (ARM DDI 0439D) 3.9.1: \"If the \
+    floating point option is implemented and an active floating point context is included in the \
+    stack frame, the return from interrupt takes twenty-seven cycles\" (10 + 17)";
+const LAZY_FP_PUSH: &str = "17 cycles: not published; this model's derivation: the deferred push \
+    stores the same 17 words (s0-s15, FPSCR) whose eager stacking the Cortex-M4 TRM (ARM DDI \
+    0439D 3.9.1) prices at 29 - 12 = 17 cycles, one word per cycle, before the FP instruction \
+    that triggers it";
+const NO_FPU: &str = "no FPU: no FP context is ever stacked";
+
+/// The FP context's 17 words cost 17 cycles where there is an FPU.
+fn fp_cost(fpu: bool, cite: &'static str) -> Cited {
+    if fpu {
+        Cited::manual(17, cite)
+    } else {
+        Cited::manual(0, NO_FPU)
+    }
+}
 
 /// The facts of the core Unicorn model `cpu` (a target file's `cpu`);
 /// `None` for a core without a System Control Space (RISC-V).
@@ -78,10 +115,13 @@ pub fn facts(cpu: &str) -> Option<CoreFacts> {
         cpuid_cite: Cow::Borrowed(cpuid_cite),
         irqs: 32,
         priority_bits: 3,
-        entry: Cited::manual(12, M3_M4_LATENCY),
-        exit: Cited::manual(12, M3_M4_LATENCY),
-        tail_chain: Cited::manual(6, M3_M4_LATENCY),
+        entry: Cited::manual(12, M3_M4_ENTRY),
+        exit: Cited::manual(10, M3_M4_RETURN),
+        tail_chain: Cited::manual(6, M3_M4_TAIL_CHAIN),
         fpu,
+        fp_stacking: fp_cost(fpu, FP_STACKING),
+        fp_unstacking: fp_cost(fpu, FP_UNSTACKING),
+        lazy_fp_push: fp_cost(fpu, LAZY_FP_PUSH),
     };
     Some(match cpu {
         "cortex-m0" => CoreFacts {
@@ -108,10 +148,13 @@ pub fn facts(cpu: &str) -> Option<CoreFacts> {
                 6,
                 "not published for Cortex-M0; this model takes ARMv6-M tail-chaining \
                     (no stacking or unstacking, the vector fetch and refill only) to cost \
-                    what it costs on Cortex-M3/M4 (6 cycles, Cortex-M4 Devices Generic User \
-                    Guide 2.3.7)",
+                    what it costs on Cortex-M3/M4 (6 cycles, Cortex-M4 TRM r0p1, ARM DDI \
+                    0439D 3.9.1)",
             ),
             fpu: false,
+            fp_stacking: Cited::manual(0, NO_FPU),
+            fp_unstacking: Cited::manual(0, NO_FPU),
+            lazy_fp_push: Cited::manual(0, NO_FPU),
         },
         "cortex-m3" => m3_m4(
             0x412F_C231,
@@ -126,7 +169,10 @@ pub fn facts(cpu: &str) -> Option<CoreFacts> {
         ),
         "cortex-m7" => CoreFacts {
             entry: Cited::manual(12, LATER_CORES_ENTRY),
-            exit: Cited::manual(12, LATER_CORES_RETURN),
+            exit: Cited::manual(10, LATER_CORES_RETURN),
+            fp_stacking: Cited::manual(17, LATER_CORES_FP),
+            fp_unstacking: Cited::manual(17, LATER_CORES_FP),
+            lazy_fp_push: Cited::manual(17, LATER_CORES_FP),
             ..m3_m4(
                 0x411F_C272,
                 "Cortex-M7 TRM r1p2 (ARM DDI 0489F) 4.1, System control registers: CPUID \
@@ -137,7 +183,10 @@ pub fn facts(cpu: &str) -> Option<CoreFacts> {
         "cortex-m33" => CoreFacts {
             profile: Profile::V8MMain,
             entry: Cited::manual(12, LATER_CORES_ENTRY),
-            exit: Cited::manual(12, LATER_CORES_RETURN),
+            exit: Cited::manual(10, LATER_CORES_RETURN),
+            fp_stacking: Cited::manual(17, LATER_CORES_FP),
+            fp_unstacking: Cited::manual(17, LATER_CORES_FP),
+            lazy_fp_push: Cited::manual(17, LATER_CORES_FP),
             ..m3_m4(
                 0x410F_D214,
                 "Cortex-M33 TRM r0p4 (ARM 100230_0004) B2.3, Table B2-2: implementer 0x41, \
@@ -153,7 +202,11 @@ const LATER_CORES_ENTRY: &str = "12 cycles with zero wait states: ARM's interrup
     table for Cortex-M processors (J. Yiu, \"A Beginner's Guide on Interrupt Latency\", ARM \
     Community, 2016)";
 const LATER_CORES_RETURN: &str = "not published for this core; this model takes the return \
-    and tail-chaining costs of Cortex-M3/M4 (Cortex-M4 Devices Generic User Guide 2.3.7)";
+    and tail-chaining costs of Cortex-M3/M4 (10 cycles: Cortex-M4 TRM r0p1, ARM DDI 0439D \
+    3.9.1)";
+const LATER_CORES_FP: &str = "not published for this core; this model takes the Cortex-M4's \
+    17 cycles for the 17 words of the FP context (Cortex-M4 TRM r0p1, ARM DDI 0439D 3.9.1: 29 \
+    and 27 cycles against 12 and 10)";
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 pub mod cores;
 pub mod cycles;
 pub mod decode;
+pub mod exc_return;
 pub mod exit;
 pub mod isa;
 pub mod l1cache;
@@ -13,6 +14,7 @@ pub mod limits;
 pub mod memory_counters;
 pub mod memsys;
 pub mod peripherals;
+pub mod power;
 pub mod predictor;
 pub mod svd;
 pub mod target;

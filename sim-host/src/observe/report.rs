@@ -103,6 +103,13 @@ pub struct Report {
     /// The XIP cache's counts (absent on targets without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xip: Option<crate::engine::XipReport>,
+    /// Exceptions taken, lazy FP preservations, sleeps (absent when none).
+    #[serde(skip_serializing_if = "crate::engine::CoreEvents::is_empty")]
+    pub core_events: crate::engine::CoreEvents,
+    /// Who ran on the core: main, each handler and RTOS task (absent when
+    /// only main ran); their cycles sum to the run's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskRow>,
 }
 
 #[derive(Debug, Serialize)]
@@ -168,12 +175,39 @@ pub struct SectionRow {
     pub min_cycles: u64,
     pub max_cycles: u64,
     pub total_instructions: u64,
-    /// Fraction of the program's cycles.
+    /// The cycles of the task (or handler) that entered each sample while
+    /// it was open: `total_cycles` less what other tasks and handlers ran
+    /// meanwhile (the same when nothing else ran).
+    pub own_cycles: u64,
+    /// `own_cycles` less those of the sections nested in it.
+    pub self_cycles: u64,
+    /// `self_cycles` as a fraction of the program's cycles: no cycle is in
+    /// two rows' shares, so they never sum past 1.
     pub share: f64,
+    /// Who else ran while it was open (tasks, handlers), costliest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherRun>,
     /// The memory system's stalls, hits and misses in the section's
     /// samples, on a target with a memory-system model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::model::memory_counters::MemoryCounters>,
+}
+
+/// A context that ran while a section was open.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherRun {
+    pub context: String,
+    pub cycles: u64,
+}
+
+/// One context of the run (`host::tasks`): main, a handler or a task.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskRow {
+    pub name: String,
+    pub kind: crate::host::tasks::ContextKind,
+    pub cycles: u64,
+    pub share: f64,
+    pub switches: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -215,7 +249,7 @@ impl Report {
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
-        let sections = section_rows(&outcome.sections, &outcome.image, cycles);
+        let sections = section_rows(&outcome.sections, &outcome.image, cycles, &outcome.tasks);
         Report {
             schema_version: SCHEMA_VERSION,
             elf: elf.to_owned(),
@@ -250,6 +284,8 @@ impl Report {
             flash: outcome.flash.clone(),
             l1cache: outcome.l1cache.clone(),
             xip: outcome.xip.clone(),
+            core_events: outcome.core_events,
+            tasks: task_rows(&outcome.tasks, cycles),
             cores: outcome.cores.clone(),
             playback: outcome.playback.as_ref().map(|p| PlaybackJson {
                 recorded: p.recorded,
@@ -269,6 +305,7 @@ impl Report {
         let mut out = String::new();
         if !self.sections.is_empty() {
             out.push_str(&sections_table(&self.sections));
+            out.push_str(&others_text(&self.sections));
             out.push('\n');
             let memory = memory_table(&self.sections);
             if !memory.is_empty() {
@@ -345,6 +382,10 @@ impl Report {
         out.push_str(&self.flash_text());
         out.push_str(&self.l1cache.as_ref().map_or_else(String::new, l1cache_text));
         out.push_str(&self.xip.as_ref().map_or_else(String::new, xip_text));
+        out.push_str(&core_events_text(&self.core_events));
+        if !self.tasks.is_empty() {
+            out.push_str(&tasks_table(&self.tasks));
+        }
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
@@ -435,8 +476,14 @@ impl Report {
 }
 
 /// The report's rows for `traces`, located in `image`'s source; `cycles`
-/// is the program's total, for each row's share.
-pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> Vec<SectionRow> {
+/// is the program's total, for each row's share; `contexts` name who else
+/// ran (`RunOutcome::tasks`).
+pub fn section_rows(
+    traces: &[TraceStats],
+    image: &GuestImage,
+    cycles: u64,
+    contexts: &[crate::host::tasks::ContextStats],
+) -> Vec<SectionRow> {
     let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
     let named = crate::observe::section_names::at_sites(image, &sites);
     traces
@@ -466,10 +513,93 @@ pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> V
             min_cycles: if t.count == 0 { 0 } else { t.min_cycles },
             max_cycles: t.max_cycles,
             total_instructions: t.total_instructions,
-            share: t.total_cycles as f64 / cycles.max(1) as f64,
+            own_cycles: t.own_cycles,
+            self_cycles: t.self_cycles,
+            share: t.self_cycles as f64 / cycles.max(1) as f64,
+            others: t
+                .others
+                .iter()
+                .map(|(id, ran)| OtherRun {
+                    context: contexts
+                        .get(usize::from(*id))
+                        .map_or_else(|| format!("context {id}"), |c| c.name.clone()),
+                    cycles: *ran,
+                })
+                .collect(),
             memory: t.memory,
         })
         .collect()
+}
+
+/// The run's contexts as rows: each one's cycles and share of the run.
+pub fn task_rows(contexts: &[crate::host::tasks::ContextStats], cycles: u64) -> Vec<TaskRow> {
+    contexts
+        .iter()
+        .map(|c| TaskRow {
+            name: c.name.clone(),
+            kind: c.kind,
+            cycles: c.cycles,
+            share: c.cycles as f64 / cycles.max(1) as f64,
+            switches: c.switches,
+        })
+        .collect()
+}
+
+/// The contexts table: who ran, how long, how often switched to.
+fn tasks_table(rows: &[TaskRow]) -> String {
+    let mut out = String::new();
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(7);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<8} {:>14} {:>7} {:>9}",
+        "context", "kind", "cycles", "share", "switches"
+    );
+    for r in rows {
+        let kind = match r.kind {
+            crate::host::tasks::ContextKind::Main => "main",
+            crate::host::tasks::ContextKind::Task => "task",
+            crate::host::tasks::ContextKind::Handler => "handler",
+            crate::host::tasks::ContextKind::Others => "tasks",
+        };
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<8} {:>14} {:>6.2}% {:>9}",
+            r.name,
+            kind,
+            r.cycles,
+            r.share * 100.0,
+            r.switches
+        );
+    }
+    out
+}
+
+/// For each section others ran in: its own task's cycles and who else ran.
+fn others_text(rows: &[SectionRow]) -> String {
+    let mut out = String::new();
+    for row in rows.iter().filter(|r| !r.others.is_empty()) {
+        let others: Vec<String> = row
+            .others
+            .iter()
+            .take(4)
+            .map(|o| format!("{} {}", o.context, o.cycles))
+            .collect();
+        let more = row.others.len().saturating_sub(4);
+        let _ = writeln!(
+            out,
+            "  {}: own task {} of {} cycles; also ran: {}{}",
+            section_label(row),
+            row.own_cycles,
+            row.total_cycles,
+            others.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    out
 }
 
 /// The memory system's share of each section, as the report prints it
@@ -639,6 +769,30 @@ pub fn flash_text(f: &crate::engine::FlashReport) -> String {
 
 /// The XIP cache's stalls, hits and misses (the report's, and GDB's
 /// `monitor cache`).
+/// Exceptions, lazy FP preservations and sleeps, when there were any.
+fn core_events_text(e: &crate::engine::CoreEvents) -> String {
+    let mut out = String::new();
+    if e.exceptions_taken > 0 {
+        let _ = write!(
+            out,
+            "exceptions: {} taken ({} tail-chained)",
+            e.exceptions_taken, e.tail_chains
+        );
+        if e.lazy_fp_preservations > 0 {
+            let _ = write!(out, ", {} lazy FP preservations", e.lazy_fp_preservations);
+        }
+        out.push('\n');
+    }
+    if e.sleeps > 0 {
+        let _ = writeln!(
+            out,
+            "asleep (WFI/WFE): {} cycles in {} sleeps, counted in the cycles above",
+            e.sleep_cycles, e.sleeps
+        );
+    }
+    out
+}
+
 pub fn xip_text(x: &crate::engine::XipReport) -> String {
     let s = &x.stats;
     format!(
@@ -686,7 +840,10 @@ mod tests {
             min_cycles: 10,
             max_cycles: 10,
             total_instructions: 5,
+            own_cycles: 10,
+            self_cycles: 10,
             share: 1.0,
+            others: Vec::new(),
             memory,
         }
     }

@@ -104,9 +104,6 @@ pub struct Scs {
     actlr: u32,
     shcsr_enables: u32,
     cpacr: u32,
-    fpccr: u32,
-    fpcar: u32,
-    fpdscr: u32,
     demcr: u32,
     dwt_ctrl: u32,
     cyccnt: CycleCounter,
@@ -128,10 +125,6 @@ impl Scs {
             actlr: 0,
             shcsr_enables: 0,
             cpacr: 0,
-            // ASPEN and LSPEN reset to 1 (B3.2.21 / FPCCR)
-            fpccr: 0xC000_0000,
-            fpcar: 0,
-            fpdscr: 0,
             demcr: 0,
             // NUMCOMP = 4 comparators, as on Cortex-M3/M4 (their TRMs' DWT)
             dwt_ctrl: 0x4000_0000,
@@ -155,6 +148,41 @@ impl Scs {
         if self.has_vtor() {
             self.vtor = table & 0xFFFF_FF80;
         }
+    }
+
+    /// Whether an exception return may go to Thread mode while other
+    /// exceptions are active: CCR.NONBASETHRDENA on ARMv7-M (B3.2.8);
+    /// never on ARMv6-M (B1.5.8); always on ARMv8-M, which has no such
+    /// check (the bit is RES1).
+    pub fn returns_to_thread_while_active(&self) -> bool {
+        match self.facts.profile {
+            Profile::V6M => false,
+            Profile::V7M => self.ccr & 1 != 0,
+            Profile::V8MMain => true,
+        }
+    }
+
+    /// FPCCR's HFRDY, MMRDY, BFRDY and MONRDY (bits 4, 5, 6, 8) as
+    /// UpdateFPCCR() records them at a lazy FP allocation (ARMv7-M
+    /// B1.5.6): whether HardFault, MemManage, BusFault and DebugMonitor
+    /// could have preempted code running at `execution_priority`.
+    pub fn fp_ready_bits(&self, execution_priority: i32) -> u32 {
+        let e = &self.exceptions;
+        let ready = |enabled: bool, number: u32| enabled && execution_priority > e.priority(number);
+        let mut bits = 0;
+        if execution_priority > -1 {
+            bits |= 1 << 4;
+        }
+        if ready(self.shcsr_enables & (1 << 16) != 0, 4) {
+            bits |= 1 << 5;
+        }
+        if ready(self.shcsr_enables & (1 << 17) != 0, 5) {
+            bits |= 1 << 6;
+        }
+        if ready(self.demcr & (1 << 16) != 0, 12) {
+            bits |= 1 << 8;
+        }
+        bits
     }
 
     /// CCR.STKALIGN: exception frames are 8-byte aligned.
@@ -243,7 +271,7 @@ impl Scs {
             }
             0xE000_ED00 => self.facts.cpuid,
             0xE000_ED04 => self.icsr(current),
-            0xE000_ED08 if self.has_vtor() => self.vtor,
+            0xE000_ED08 => self.vtor,
             0xE000_ED0C => (VECTKEYSTAT << 16) | (u32::from(self.exceptions.prigroup) << 8),
             0xE000_ED10 => self.scr,
             0xE000_ED14 => self.ccr,
@@ -255,13 +283,9 @@ impl Scs {
             0xE000_ED90 => 0,
             0xE000_EDF0 => 0,
             0xE000_EDFC => self.demcr,
-            0xE000_EF34 if self.facts.fpu => self.fpccr,
-            0xE000_EF38 if self.facts.fpu => self.fpcar,
-            0xE000_EF3C if self.facts.fpu => self.fpdscr,
             0xE000_E004
             | 0xE000_E008
             | 0xE000_E300..=0xE000_E33F
-            | 0xE000_ED08
             | 0xE000_ED24..=0xE000_ED3C
             | 0xE000_ED88
             | 0xE000_EF34..=0xE000_EF3C => return Err(self.absent(addr)),
@@ -269,8 +293,11 @@ impl Scs {
         })
     }
 
-    /// Cortex-M0 has no VTOR (its vector table is at 0); the other cores
-    /// do (Cortex-M0+: as RP2040 and most parts implement it).
+    /// Cortex-M0 implements none of VTOR's bits: ARMv6-M makes "the
+    /// number of bits in the VTOR IMPLEMENTATION DEFINED. Unimplemented
+    /// bits are RAZ/WI" (DDI 0419E B3.2.5), so it reads 0 and ignores
+    /// writes, and the table stays at 0. The other cores implement it
+    /// (Cortex-M0+: an option, which the RP2040 and most parts take).
     fn has_vtor(&self) -> bool {
         self.facts.cpuid >> 4 & 0xfff != 0xC20
     }
@@ -412,9 +439,10 @@ impl Scs {
                 e.set_pending(n + nvic::FIRST_IRQ, false)
             }),
             0xE000_ED04 => self.write_icsr(value),
-            // TBLOFF: bits [31:7] on ARMv7-M (B3.2.5); ARMv6-M has no VTOR
-            // unless the part implements it (Cortex-M0+: optional)
+            // TBLOFF: bits [31:7] on ARMv7-M (B3.2.5); on ARMv6-M the
+            // implemented bits (none on Cortex-M0: RAZ/WI, `has_vtor`)
             0xE000_ED08 if self.has_vtor() => self.vtor = value & 0xFFFF_FF80,
+            0xE000_ED08 => {}
             0xE000_ED0C => effects.reset = self.write_aircr(value),
             0xE000_ED10 => self.scr = value & 0x16,
             0xE000_ED14 if v6m => {}
@@ -441,15 +469,11 @@ impl Scs {
                     self.exceptions.set_pending(irq + nvic::FIRST_IRQ, true);
                 }
             }
-            0xE000_EF34 if self.facts.fpu => self.fpccr = value & 0xC000_01FB,
-            0xE000_EF38 if self.facts.fpu => self.fpcar = value & !7,
-            0xE000_EF3C if self.facts.fpu => self.fpdscr = value & 0x07C0_0000,
             // read-only registers: writes are ignored
             0xE000_ED00 | 0xE000_E01C | 0xE000_E004 => {}
             0xE000_E300..=0xE000_E33F if !v6m => {}
             0xE000_E008
             | 0xE000_E300..=0xE000_E33F
-            | 0xE000_ED08
             | 0xE000_ED24..=0xE000_ED3C
             | 0xE000_ED88
             | 0xE000_EF00

@@ -58,7 +58,7 @@ fn cache(guest: &DebugGuest) -> String {
         }
     };
     let (traces, total) = guest.section_traces();
-    let rows = report::section_rows(&traces, &guest.image(), total);
+    let rows = report::section_rows(&traces, &guest.image(), total, &[]);
     let table = report::memory_table(&rows);
     if !table.is_empty() {
         let _ = write!(out, "\nby section so far:\n{table}");
@@ -143,7 +143,7 @@ fn sections(guest: &DebugGuest, thread: ThreadId) -> String {
         }
     }
     let (traces, total) = guest.section_traces();
-    let rows = report::section_rows(&traces, &guest.image(), total);
+    let rows = report::section_rows(&traces, &guest.image(), total, &[]);
     let table = report::sections_table(&rows);
     if table.lines().count() > 1 {
         let _ = write!(out, "\nsection table so far:\n{table}");

@@ -1,0 +1,110 @@
+//! Which task runs (issue 39, RTOS-aware accounting): the engine tells the
+//! run's [`TaskClock`] (`host::tasks`) of every switch between the code
+//! before any task ("main"), the exception handlers and the tasks of an
+//! RTOS, at the cycle it happens.
+//!
+//! A task is told apart by how an RTOS switches tasks on a Cortex-M core:
+//! through an exception that returns onto another process stack. A task
+//! interrupted on its process stack resumes with the very stack pointer it
+//! had (its frame popped): so at each exception entry from Thread mode on
+//! the process stack the interrupted task is noted under its stack
+//! pointer, and an exception return onto the process stack resumes the
+//! task noted under the stack pointer returned to, or a new one (a task's
+//! first start). This needs nothing of the RTOS. For FreeRTOS
+//! (`image::rtos`) the task is its control block, read from `pxCurrentTCB`
+//! after the return, and its name is the block's.
+
+use super::state::{Uc, MAX_SUSPENDED};
+use crate::host::tasks::ContextKind;
+
+/// Exception `number` is entered at cycle `now` (before its latency); the
+/// code it interrupts ran on the process stack at `psp` if `Some`.
+pub(super) fn entered(uc: &mut Uc<'_>, number: u32, interrupted_psp: Option<u32>, now: u64) {
+    let st = uc.get_data_mut();
+    let mut clock = st.arp.counters.tasks.borrow_mut();
+    let running = clock.current();
+    let t = &mut st.tasks;
+    t.interrupted.push(running);
+    if let Some(sp) = interrupted_psp {
+        if t.suspended.len() < MAX_SUSPENDED {
+            t.suspended.insert(sp, running);
+        }
+    }
+    let handler = *t
+        .handlers
+        .entry(number)
+        .or_insert_with(|| clock.add(exception_name(number), ContextKind::Handler));
+    clock.switch(handler, now);
+}
+
+/// A pending exception `next` is tail-chained at cycle `now`.
+pub(super) fn tail_chained(uc: &mut Uc<'_>, next: u32, now: u64) {
+    let st = uc.get_data_mut();
+    let mut clock = st.arp.counters.tasks.borrow_mut();
+    let handler = *st
+        .tasks
+        .handlers
+        .entry(next)
+        .or_insert_with(|| clock.add(exception_name(next), ContextKind::Handler));
+    clock.switch(handler, now);
+}
+
+/// An exception returned at cycle `now` (after its latency): to Thread
+/// mode on the process stack at `psp` if `Some`, else to the code it
+/// interrupted.
+pub(super) fn returned(uc: &mut Uc<'_>, resumed_psp: Option<u32>, now: u64) {
+    let tcb = freertos_current(uc);
+    let st = uc.get_data_mut();
+    let mut clock = st.arp.counters.tasks.borrow_mut();
+    let t = &mut st.tasks;
+    let below = t.interrupted.pop().unwrap_or(0);
+    let to = match (resumed_psp, tcb) {
+        (None, _) => below,
+        (Some(_), Some((block, name))) => {
+            let id = *t
+                .by_tcb
+                .entry(block)
+                .or_insert_with(|| clock.add(name.clone(), ContextKind::Task));
+            clock.rename(id, name);
+            id
+        }
+        (Some(sp), None) => match t.suspended.remove(&sp) {
+            Some(id) => id,
+            None => {
+                t.tasks_seen += 1;
+                let name = format!("task {} (stack {sp:#010x})", t.tasks_seen);
+                clock.add(name, ContextKind::Task)
+            }
+        },
+    };
+    clock.switch(to, now);
+}
+
+/// FreeRTOS's running task: its control block's address and name.
+fn freertos_current(uc: &Uc<'_>) -> Option<(u32, String)> {
+    let layout = uc.get_data().tasks.freertos?;
+    let mut word = [0u8; 4];
+    uc.mem_read(layout.current_tcb, &mut word).ok()?;
+    let block = u32::from_le_bytes(word);
+    if block == 0 {
+        return None;
+    }
+    let mut name = vec![0u8; layout.name_len.min(64) as usize];
+    uc.mem_read(u64::from(block) + layout.name_offset, &mut name)
+        .ok()?;
+    let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+    Some((block, String::from_utf8_lossy(&name[..end]).into_owned()))
+}
+
+/// The name of exception `number` (ARMv7-M B1.5.2, Table B1-4).
+fn exception_name(number: u32) -> String {
+    match number {
+        2 => "NMI".into(),
+        3 => "HardFault".into(),
+        11 => "SVCall".into(),
+        14 => "PendSV".into(),
+        15 => "SysTick".into(),
+        n if n >= 16 => format!("IRQ {}", n - 16),
+        n => format!("exception {n}"),
+    }
+}
