@@ -215,3 +215,76 @@ fn reruns_are_byte_identical() {
 fn path(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
+
+/// The RTOS-aware accounting: the report names the FreeRTOS tasks (from
+/// their control blocks) and the handlers, their cycles sum exactly to the
+/// run's, both workers were switched in and out (time slicing), and each
+/// worker's section counts its own task apart from the other's.
+#[test]
+#[cfg_attr(
+    not(has_freertos_kernel),
+    ignore = "needs the FreeRTOS kernel: `make guests` fetches it (scripts/third-party.py)"
+)]
+fn per_task_cycles_sum_to_the_run() {
+    require_third_party("freertos-kernel");
+    for (target, _) in CORPUS {
+        let r = run(target, &["--report-json", "-"]);
+        assert_eq!(r.status.code(), Some(0), "{target}: {}", text(&r.stderr));
+        let json = report(&text(&r.stdout));
+        let tasks = json["tasks"].as_array().cloned().unwrap_or_default();
+        let cycles = |name: &str| -> Option<u64> {
+            tasks.iter().find(|t| t["name"] == name)?["cycles"].as_u64()
+        };
+        let sum: u64 = tasks.iter().map(|t| t["cycles"].as_u64().unwrap()).sum();
+        assert_eq!(
+            sum,
+            json["totals"]["cycles"].as_u64().unwrap(),
+            "{target}: {tasks:?}"
+        );
+        for name in [
+            "worker0", "worker1", "consumer", "producer", "reporter", "delay",
+        ] {
+            assert!(
+                cycles(name).is_some_and(|c| c > 0),
+                "{target}: {name}: {tasks:?}"
+            );
+        }
+        let switches = |name: &str| -> u64 {
+            tasks.iter().find(|t| t["name"] == name).unwrap()["switches"]
+                .as_u64()
+                .unwrap()
+        };
+        assert!(
+            switches("worker0") > 1 && switches("worker1") > 1,
+            "{target}: {tasks:?}"
+        );
+        let shares: f64 = json["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["share"].as_f64().unwrap())
+            .sum();
+        assert!(shares <= 1.0, "{target}: section shares sum to {shares}");
+        let worker = json["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["path"] == serde_json::json!([2]))
+            .unwrap();
+        let (own, total) = (
+            worker["own_cycles"].as_u64().unwrap(),
+            worker["total_cycles"].as_u64().unwrap(),
+        );
+        let others: u64 = worker["others"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["cycles"].as_u64().unwrap())
+            .sum();
+        assert_eq!(own + others, total, "{target}: {worker}");
+        assert!(
+            others > 0,
+            "{target}: the other worker ran meanwhile: {worker}"
+        );
+    }
+}

@@ -1013,7 +1013,7 @@ fn sections_are_named_by_label_else_by_place_in_every_output() {
         );
     }
     let report = json(&dir.join("r.json"));
-    assert_eq!(report["schema_version"], 3);
+    assert_eq!(report["schema_version"], 4);
     assert_eq!(
         row(&report["sections"], &[2, 1])["names"],
         serde_json::json!([whole, "ato_kernel_fir"])
@@ -1094,7 +1094,7 @@ fn sections_are_named_by_label_else_by_place_in_every_output() {
     );
     assert_eq!(status(&out), 0, "{}", text(&out));
     let suite = json(&dir.join("s.json"));
-    assert_eq!(suite["schema_version"], 3);
+    assert_eq!(suite["schema_version"], 4);
     assert_eq!(
         row(&suite["entries"][0]["sections"], &[2, 1])["names"],
         serde_json::json!([whole, "ato_kernel_fir"])

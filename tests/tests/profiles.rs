@@ -293,6 +293,7 @@ fn trace_events_of_filter() {
             names: HashMap::from([(3, "filter_horizontally".to_owned())]),
             dropped: outcome.section_events_dropped,
             limit: Some(100_000),
+            contexts: Vec::new(),
         };
         trace_events::write(&file, &outcome.section_events, &options).unwrap();
         let begins = check_trace(&file);

@@ -75,7 +75,7 @@ fn filter_runs_on_every_target_with_one_sample_per_kernel_execution() {
         // the JSON report agrees with the file
         let report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("a.json")).unwrap()).unwrap();
-        assert_eq!(report["schema_version"], 3);
+        assert_eq!(report["schema_version"], 4);
         assert_eq!(report["stop"]["reason"], "exit");
         let kernel = report["sections"]
             .as_array()

@@ -126,7 +126,7 @@ pub struct Args {
     /// cores: the playback report compares its predicted time with it.
     #[arg(long)]
     pub compare: Option<PathBuf>,
-    /// Also write the report as JSON: its fields (schema_version 3) are the
+    /// Also write the report as JSON: its fields (schema_version 4) are the
     /// table's and the run's (totals, stop, sections with their names,
     /// cores, playback); later versions only add fields.
     #[arg(long)]

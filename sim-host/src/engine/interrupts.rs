@@ -94,7 +94,11 @@ fn observe(uc: &mut Uc<'_>, event: ExceptionEvent, skipped: Option<u64>) {
         .as_mut()
         .and_then(|s| s.observed.as_mut())
     {
-        events.push(ObservedException { event, skipped });
+        events.push(ObservedException {
+            event,
+            skipped,
+            task: None,
+        });
     }
 }
 

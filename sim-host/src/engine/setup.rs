@@ -555,10 +555,15 @@ fn exceptions_observed(uc: &mut Uc<'_>, addr: u64, observers: &[Observer]) -> bo
         return false;
     }
     let mut skipped = false;
-    for e in events.drain(..) {
+    let events = std::mem::take(events);
+    let clock = uc.get_data().clock.observed;
+    for e in &events {
         skipped |= e.skipped == Some(addr);
         for o in observers {
             o.borrow_mut().exception(e.event);
+            if let Some(thread) = e.task {
+                o.borrow_mut().thread(thread, clock);
+            }
         }
     }
     skipped

@@ -463,11 +463,13 @@ pub(super) struct CoreSystem {
 
 /// An exception event waiting for the observer hook; `skipped` is the
 /// block an exception was taken in front of (its hook ran, the block did
-/// not).
+/// not). `task`: after an exception returned into another RTOS task, the
+/// observers' thread of that task (`engine::tasks::observer_thread`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ObservedException {
     pub(super) event: ExceptionEvent,
     pub(super) skipped: Option<u64>,
+    pub(super) task: Option<u32>,
 }
 
 impl CoreSystem {
@@ -506,6 +508,9 @@ pub(super) struct TaskTracker {
     pub(super) freertos: Option<FreeRtosLayout>,
     /// Tasks seen, for names of tasks with no RTOS knowledge.
     pub(super) tasks_seen: u32,
+    /// The context Thread mode ran in last (observers keep a thread per
+    /// task: `engine::tasks::observer_thread`).
+    pub(super) thread_context: ContextId,
 }
 
 /// The most stack pointers remembered for suspended tasks: a program that

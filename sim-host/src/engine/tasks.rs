@@ -15,7 +15,7 @@
 //! after the return, and its name is the block's.
 
 use super::state::{Uc, MAX_SUSPENDED};
-use crate::host::tasks::ContextKind;
+use crate::host::tasks::{ContextId, ContextKind};
 
 /// Exception `number` is entered at cycle `now` (before its latency); the
 /// code it interrupts ran on the process stack at `psp` if `Some`.
@@ -78,6 +78,35 @@ pub(super) fn returned(uc: &mut Uc<'_>, resumed_psp: Option<u32>, now: u64) {
         },
     };
     clock.switch(to, now);
+    drop(clock);
+    if resumed_psp.is_some() || t.interrupted.is_empty() {
+        thread_mode_runs(st, to);
+    }
+}
+
+/// Thread mode runs context `to` again: if that is another task, the
+/// observers switch to its thread.
+fn thread_mode_runs(st: &mut super::state::State, to: ContextId) {
+    if st.tasks.thread_context == to {
+        return;
+    }
+    st.tasks.thread_context = to;
+    if let Some(events) = st.system.as_mut().and_then(|s| s.observed.as_mut()) {
+        if let Some(last) = events.last_mut().filter(|e| e.task.is_none()) {
+            last.task = Some(observer_thread(to));
+        }
+    }
+}
+
+/// The observers' thread of a context: main is thread 0 (as the guest's
+/// main thread); a task's is far above simthread ids (exceptions, and so
+/// tasks, are only ever delivered to a single-threaded guest).
+pub(super) fn observer_thread(context: ContextId) -> u32 {
+    if context == 0 {
+        0
+    } else {
+        (1 << 20) + u32::from(context)
+    }
 }
 
 /// FreeRTOS's running task: its control block's address and name.

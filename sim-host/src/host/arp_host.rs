@@ -122,6 +122,9 @@ pub struct SectionEvent {
     pub core: u32,
     /// The guest thread (simthread id, 0 = main).
     pub thread: u32,
+    /// Who ran on the core (`host::tasks`: 0 = main, else an RTOS task or
+    /// a handler).
+    pub context: u16,
 }
 
 #[derive(Debug, Clone)]
@@ -568,6 +571,7 @@ impl ArpHost {
             cycles: self.counters.cycles.get(),
             core: self.counters.core.get(),
             thread: self.counters.thread.get(),
+            context: self.counters.tasks.borrow().current(),
         });
     }
 

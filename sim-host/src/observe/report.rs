@@ -2,11 +2,11 @@
 //! as text for people and as JSON for tools.
 //!
 //! The JSON document is versioned (`schema_version`); fields are only ever
-//! added, so readers of an older version keep working. Schema (version 3):
+//! added, so readers of an older version keep working. Schema (version 4):
 //!
 //! ```text
 //! {
-//!   "schema_version": 3,
+//!   "schema_version": 4,
 //!   "elf": string, "target": string, "clock_hz": integer,
 //!   "stop": { "reason": "exit"|"fault"|"cycle_limit"|"timeout"|"interrupted"|"arp_error"
 //!                       |"internal_error"|"unsupported"|"system_reset"|"unpriced",
@@ -19,7 +19,9 @@
 //!                   "kind": "plain"|"kernel"|"profiled",
 //!                   "count": integer, "total_cycles": integer, "mean_cycles": number,
 //!                   "min_cycles": integer, "max_cycles": integer, "total_instructions": integer,
-//!                   "share": number,
+//!                   "own_cycles": integer, "self_cycles": integer, "share": number,
+//!                   "inclusive_share": number,
+//!                   "others"?: [ { "context": string, "cycles": integer } ],
 //!                   "memory"?: { "fetch_stall": integer, "data_stall": integer,
 //!                                "fetch_hits": integer, "fetch_misses": integer,
 //!                                "data_hits": integer, "data_misses": integer } } ],
@@ -43,9 +45,27 @@
 //!   "l1cache"?: { "ccr_ic": bool, "ccr_dc": bool, "fetch_stall": integer,
 //!                 "data_stall": integer, "icache_hits": integer, "icache_misses": integer,
 //!                 "uncached_fetches": integer, "dcache_hits": integer,
-//!                 "dcache_misses": integer, "uncached_reads": integer, "write_backs": integer }
+//!                 "dcache_misses": integer, "uncached_reads": integer, "write_backs": integer },
+//!   "core_events"?: { "exceptions_taken": integer, "tail_chains": integer,
+//!                     "lazy_fp_preservations": integer, "sleeps": integer,
+//!                     "sleep_cycles": integer },
+//!   "tasks"?: [ { "name": string, "kind": "main"|"task"|"handler"|"others",
+//!                 "cycles": integer, "share": number, "switches": integer } ]
 //! }
 //! ```
+//!
+//! Version 4 (issue 39) added who ran on the core: `tasks` (main, each
+//! exception handler, each RTOS task: their cycles sum to the run's),
+//! per section `own_cycles` (the cycles of the task that entered it while
+//! it was open), `self_cycles` (own cycles less those of the sections
+//! nested in it) and `others` (who else ran meanwhile); `share` is now
+//! `self_cycles` over the run's cycles, so no cycle is in two rows and
+//! the shares never sum past 1 (it was `total_cycles` over the run's,
+//! which counted nested sections and every task that ran meanwhile
+//! again), and `inclusive_share` is `own_cycles` over the run's (a
+//! section with the sections nested in it, without the other tasks). The
+//! text table shows both, as "incl." and "self". `core_events` counts exceptions, lazy FP preservations and
+//! WFI/WFE sleeps.
 //!
 //! Version 2 added `sections[].names`: each section's name, as
 //! `observe::section_names` gives it (its `ato_kernel*` / `ato_profile*`
@@ -69,7 +89,7 @@ use crate::image::elf::GuestImage;
 use serde::Serialize;
 use std::fmt::Write as _;
 
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -184,6 +204,10 @@ pub struct SectionRow {
     /// `self_cycles` as a fraction of the program's cycles: no cycle is in
     /// two rows' shares, so they never sum past 1.
     pub share: f64,
+    /// `own_cycles` as a fraction of the program's cycles: with the
+    /// sections nested in it (a row and its children overlap), without
+    /// what other tasks ran.
+    pub inclusive_share: f64,
     /// Who else ran while it was open (tasks, handlers), costliest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<OtherRun>,
@@ -516,6 +540,7 @@ pub fn section_rows(
             own_cycles: t.own_cycles,
             self_cycles: t.self_cycles,
             share: t.self_cycles as f64 / cycles.max(1) as f64,
+            inclusive_share: t.own_cycles as f64 / cycles.max(1) as f64,
             others: t
                 .others
                 .iter()
@@ -642,13 +667,13 @@ pub fn sections_table(rows: &[SectionRow]) -> String {
     let width = paths.iter().map(String::len).max().unwrap_or(0).max(12);
     let _ = writeln!(
         out,
-        "{:<width$}  {:<8} {:>8} {:>14} {:>12} {:>10} {:>10} {:>7}",
-        "section trace", "kind", "count", "total cycles", "mean", "min", "max", "share"
+        "{:<width$}  {:<8} {:>8} {:>14} {:>12} {:>10} {:>10} {:>7} {:>7}",
+        "section trace", "kind", "count", "total cycles", "mean", "min", "max", "incl.", "self"
     );
     for (row, path) in rows.iter().zip(&paths) {
         let _ = writeln!(
             out,
-            "{:<width$}  {:<8} {:>8} {:>14} {:>12.1} {:>10} {:>10} {:>6.2}%",
+            "{:<width$}  {:<8} {:>8} {:>14} {:>12.1} {:>10} {:>10} {:>6.2}% {:>6.2}%",
             path,
             row.kind,
             row.count,
@@ -656,6 +681,7 @@ pub fn sections_table(rows: &[SectionRow]) -> String {
             row.mean_cycles,
             row.min_cycles,
             row.max_cycles,
+            row.inclusive_share * 100.0,
             row.share * 100.0
         );
     }
@@ -843,6 +869,7 @@ mod tests {
             own_cycles: 10,
             self_cycles: 10,
             share: 1.0,
+            inclusive_share: 1.0,
             others: Vec::new(),
             memory,
         }

@@ -10,9 +10,12 @@
 //! by then), so every B has its E on the same tid. When a core carries the
 //! sections of more than one guest thread, their B/E pairs could cross;
 //! such cores get one track per thread (`tid = 1000 * (core + 1) + thread`,
-//! named "core C thread T"). Sections still open at the end (the limit was
-//! reached, or the program exited inside them) are closed at the last
-//! timestamp with `"unterminated": true`.
+//! named "core C thread T"). On a core that ran RTOS tasks (issue 39)
+//! each task (and handler) that entered sections gets its own track
+//! (`tid = 2_000_000 + context`, named after the task): a section is drawn
+//! on the track of the task that entered it. Sections still open at the
+//! end (the limit was reached, or the program exited inside them) are
+//! closed at the last timestamp with `"unterminated": true`.
 
 use crate::host::arp_host::SectionEvent;
 use serde_json::{json, Value};
@@ -41,7 +44,12 @@ pub struct TraceOptions {
     pub dropped: u64,
     /// The `--trace-limit` in force, for the note about dropped events.
     pub limit: Option<usize>,
+    /// The names of the run's contexts (`RunOutcome::tasks`), by id.
+    pub contexts: Vec<String>,
 }
+
+/// Where the tracks of RTOS tasks start.
+const TASK_TRACKS: u64 = 2_000_000;
 
 /// The trace-event document for `events` (the streamed file, parsed).
 pub fn to_json(events: &[SectionEvent], options: &TraceOptions) -> Result<Value, TraceEventsError> {
@@ -96,20 +104,23 @@ fn layout(events: &[SectionEvent]) -> Layout {
     for e in events {
         threads_on.entry(e.core).or_default().insert(e.thread);
     }
-    let track = |core: u32, thread: u32| -> u64 {
-        if threads_on.get(&core).is_some_and(|t| t.len() > 1) {
-            1000 * (u64::from(core) + 1) + u64::from(thread)
+    let tasks = events.iter().any(|e| e.context != 0);
+    let track = |e: &SectionEvent| -> u64 {
+        if tasks {
+            TASK_TRACKS + u64::from(e.context)
+        } else if threads_on.get(&e.core).is_some_and(|t| t.len() > 1) {
+            1000 * (u64::from(e.core) + 1) + u64::from(e.thread)
         } else {
-            u64::from(core)
+            u64::from(e.core)
         }
     };
-    // leaves go to their enter's track
-    let mut open: BTreeMap<u32, Vec<(u64, u32)>> = BTreeMap::new();
+    // leaves go to their enter's track (ARP keeps a stack per thread id)
+    let mut open: BTreeMap<(u32, u16), Vec<(u64, u32)>> = BTreeMap::new();
     let mut tracks = Vec::with_capacity(events.len());
     for (i, e) in events.iter().enumerate() {
-        let stack = open.entry(e.thread).or_default();
+        let stack = open.entry((e.thread, e.tid)).or_default();
         if e.enter {
-            let tid = track(e.core, e.thread);
+            let tid = track(e);
             stack.push((tid, i as u32));
             tracks.push(tid);
         } else {
@@ -209,7 +220,14 @@ fn write_to(
         .chain(unterminated.iter().map(|u| u.0))
         .collect();
     for tid in &used {
-        let label = if *tid >= 1000 {
+        let label = if *tid >= TASK_TRACKS {
+            let context = (*tid - TASK_TRACKS) as usize;
+            options
+                .contexts
+                .get(context)
+                .cloned()
+                .unwrap_or_else(|| format!("context {context}"))
+        } else if *tid >= 1000 {
             format!("core {} thread {}", tid / 1000 - 1, tid % 1000)
         } else {
             format!("core {tid}")
@@ -334,6 +352,7 @@ mod tests {
             cycles,
             core,
             thread,
+            context: 0,
         }
     }
 
@@ -386,6 +405,36 @@ mod tests {
             .collect();
         assert_eq!(tids, BTreeSet::from([1001, 1002]));
         assert!(doc["otherData"]["note"].is_string());
+    }
+
+    #[test]
+    fn rtos_tasks_get_a_track_each_named_after_them() {
+        let mut a = ev(1, true, 0, 0, 0);
+        a.context = 1;
+        let mut b = ev(2, true, 10, 0, 0);
+        b.context = 2;
+        b.tid = 2;
+        let mut a_leave = ev(1, false, 20, 0, 0);
+        a_leave.context = 2; // left while the other task's code ran: its enter's track
+        let events = [a, b, a_leave];
+        let opts = TraceOptions {
+            clock_hz: 1_000_000,
+            contexts: vec!["main".into(), "worker0".into(), "worker1".into()],
+            ..Default::default()
+        };
+        let doc = to_json(&events, &opts).unwrap();
+        let list = doc["traceEvents"].as_array().unwrap();
+        let names: BTreeSet<&str> = list
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, BTreeSet::from(["worker0", "worker1"]));
+        let e = list
+            .iter()
+            .find(|e| e["ph"] == "E" && e["ts"] == 20.0)
+            .unwrap();
+        assert_eq!(e["tid"], 2_000_001);
     }
 
     #[test]

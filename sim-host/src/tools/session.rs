@@ -460,6 +460,7 @@ fn write_profiles(
             names: trace_events::names_from_sections(&report.sections),
             dropped: outcome.section_events_dropped,
             limit: Some(outputs.trace_limit),
+            contexts: outcome.tasks.iter().map(|t| t.name.clone()).collect(),
         };
         let result = trace_events::write(path, &outcome.section_events, &options);
         check("trace events", path, result.map_err(Into::into));

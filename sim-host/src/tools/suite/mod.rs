@@ -35,8 +35,9 @@
 //! systems read of a suite ([`junit`], [`summary`]) judge the results in
 //! hand.
 //!
-//! The result (JSON, `schema_version` 3; version 2 had no
-//! `sections[].names` or `budgets`, version 1 no `manifest_hash`,
+//! The result (JSON, `schema_version` 4; in version 3 `sections[].share`
+//! was the total's share, in 4 the self share as the run report's, version
+//! 2 had no `sections[].names` or `budgets`, version 1 no `manifest_hash`,
 //! `shard`, `manifest_entries` or `host`, and kept `host_seconds` in each
 //! entry) keeps everything that depends on the host's speed under its last
 //! key, `host`: the rest is the same, byte for byte, for the same manifest

@@ -7,7 +7,7 @@ use crate::observe::report::SectionRow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The version of the result's JSON form (see the module documentation).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The outcome of one entry. Its host time is kept out of its JSON form
 /// (it is under the report's `host`).
@@ -62,7 +62,9 @@ pub struct SectionResult {
     pub min_cycles: u64,
     pub max_cycles: u64,
     pub total_instructions: u64,
-    /// Fraction of the program's cycles.
+    /// The section's self cycles (without the sections nested in it and
+    /// other RTOS tasks) as a fraction of the program's cycles, as the run
+    /// report's `share`: the rows' shares never sum past 1.
     #[serde(deserialize_with = "number_or_null")]
     pub share: f64,
 }
