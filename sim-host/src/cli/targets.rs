@@ -16,6 +16,34 @@ pub struct Args {
     show: Option<String>,
 }
 
+/// The exception model's figures for `t` and their sources, as comment
+/// lines after the target file's text (`--show`): they are the core's
+/// facts (`model::cores`, a `[system]` table overriding them), not the
+/// file's own lines.
+fn core_facts_comment(t: &Target) -> String {
+    let Some(core) = &t.system.core else {
+        return String::new();
+    };
+    let mut lines = vec![
+        "# The core's exception model (sim-host's model::cores, [system] overrides):".to_owned(),
+    ];
+    let mut fact = |what: &str, c: &sim_host::model::cores::Cited| {
+        lines.push(format!("# - {what}: {} cycles; {}", c.cycles, c.cite));
+    };
+    fact("exception entry", &core.entry);
+    fact("exception return", &core.exit);
+    fact("tail-chaining", &core.tail_chain);
+    if core.fpu {
+        fact(
+            "FP context stacked at entry (LSPEN clear)",
+            &core.fp_stacking,
+        );
+        fact("lazy FP preservation (LSPEN set)", &core.lazy_fp_push);
+        fact("FP context unstacked at return", &core.fp_unstacking);
+    }
+    lines.join("\n")
+}
+
 pub fn run(args: Args) -> Result<()> {
     if let Some(name) = &args.show {
         let (text, _) = catalog::find(name).ok_or_else(|| target::TargetError::Unknown {
@@ -23,6 +51,9 @@ pub fn run(args: Args) -> Result<()> {
             known: catalog::names().join(", "),
         })?;
         sim_host::show_raw!("{text}");
+        if let Ok((t, _)) = target::load_by_name(name) {
+            sim_host::show_raw!("{}\n", core_facts_comment(&t));
+        }
         return Ok(());
     }
     let targets: Vec<(Target, catalog::Source)> = match args.target_file {
@@ -59,6 +90,16 @@ pub fn run(args: Args) -> Result<()> {
                 core.exit.cycles,
                 core.tail_chain.cycles
             );
+            if core.fpu {
+                sim_host::show!(
+                    "  FP context on exceptions: +{} cycles stacked at entry (FPCCR.LSPEN clear), \
+                     or +{} at the handler's first FP instruction (lazy, LSPEN set, the reset \
+                     value); +{} unstacked at return",
+                    core.fp_stacking.cycles,
+                    core.lazy_fp_push.cycles,
+                    core.fp_unstacking.cycles
+                );
+            }
         }
         if let Some(x) = &t.xip {
             sim_host::show!(
