@@ -29,7 +29,7 @@ use super::state::{stop_with, Uc};
 use super::stop::fault;
 use crate::host::scs::nvic;
 use crate::model::cores::Profile;
-use crate::model::exc_return::{self, ReturnTarget};
+use crate::model::exc_return::{self, ReturnTarget, CONTROL_FPCA};
 use unicorn_engine::RegisterARM;
 
 /// EPSR's Thumb bit: a handler starts with it set and its IT state clear.
@@ -202,6 +202,11 @@ fn enter(uc: &mut Uc<'_>, number: u32, return_to: u64, latency: u32) -> bool {
 /// address and whether the FP registers were stacked at once.
 fn enter_handler(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<(u64, bool), String> {
     let how = stacking(uc).ok_or("no System Control Space")?;
+    let mode = m_mode::read(uc).map_err(|e| format!("{e:?}"))?;
+    if mode.on_psp() {
+        let size = if how.fpu && mode.control & CONTROL_FPCA != 0 { 0x68 } else { 0x20 };
+        super::tasks::check_task_stack(uc, mode.psp.wrapping_sub(size))?;
+    }
     let ready = fp_ready_bits(uc);
     let stacked = m_frame::push(uc, how, return_to as u32, ready)?;
     let handler = vector(uc, number)?;

@@ -109,6 +109,35 @@ pub(super) fn observer_thread(context: ContextId) -> u32 {
     }
 }
 
+/// With FreeRTOS: an exception frame stacked at `frame` from the running
+/// task's process stack must not go below the task's stack (`pxStack`);
+/// the refusal names the task.
+pub(super) fn check_task_stack(uc: &Uc<'_>, frame: u32) -> Result<(), String> {
+    let Some(layout) = uc.get_data().tasks.freertos else {
+        return Ok(());
+    };
+    let Some((block, name)) = freertos_current(uc) else {
+        return Ok(());
+    };
+    let mut word = [0u8; 4];
+    if uc
+        .mem_read(u64::from(block) + layout.stack_offset, &mut word)
+        .is_err()
+    {
+        return Ok(());
+    }
+    let base = u32::from_le_bytes(word);
+    if frame >= base {
+        return Ok(());
+    }
+    Err(format!(
+        "exception entry: task `{name}`'s stack overflowed: its frame would be stacked at \
+         {frame:#010x}, below the stack FreeRTOS gave it (pxStack {base:#010x}); on silicon the \
+         memory below is overwritten (ARMv7-M checks no stack limit; ARMv8-M raises a STKOF \
+         UsageFault where PSPLIM is set, DDI 0553 B3.20)"
+    ))
+}
+
 /// FreeRTOS's running task: its control block's address and name.
 fn freertos_current(uc: &Uc<'_>) -> Option<(u32, String)> {
     let layout = uc.get_data().tasks.freertos?;

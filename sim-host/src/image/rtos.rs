@@ -20,6 +20,8 @@ pub struct FreeRtosLayout {
     /// (configMAX_TASK_NAME_LEN).
     pub name_offset: u64,
     pub name_len: u64,
+    /// `pxStack`'s offset: the lowest address of the task's stack.
+    pub stack_offset: u64,
 }
 
 /// FreeRTOS's layout in `image`, when it is a FreeRTOS program built with
@@ -29,16 +31,19 @@ pub fn freertos(image: &GuestImage) -> Option<FreeRtosLayout> {
     let current_tcb = image.symbol("pxCurrentTCB")?;
     let bytes = std::fs::read(&image.file).ok()?;
     let dwarf = load_dwarf(&bytes).ok().flatten()?;
-    let (name_offset, name_len) = task_name_member(&dwarf)?;
+    let (name_offset, name_len) = tcb_member(&dwarf, "pcTaskName")?;
+    let (stack_offset, _) = tcb_member(&dwarf, "pxStack")?;
     Some(FreeRtosLayout {
         current_tcb,
         name_offset,
         name_len,
+        stack_offset,
     })
 }
 
-/// `pcTaskName`'s offset and array length in `struct tskTaskControlBlock`.
-fn task_name_member(dwarf: &gimli::Dwarf<Reader<'_>>) -> Option<(u64, u64)> {
+/// A member's offset in `struct tskTaskControlBlock`, and its element
+/// count if it is an array (1 if not).
+fn tcb_member(dwarf: &gimli::Dwarf<Reader<'_>>, name: &str) -> Option<(u64, u64)> {
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
         let Ok(unit) = dwarf.unit(header) else {
@@ -49,7 +54,7 @@ fn task_name_member(dwarf: &gimli::Dwarf<Reader<'_>>) -> Option<(u64, u64)> {
             if entry.tag() == gimli::DW_TAG_structure_type
                 && name_is(dwarf, &unit, entry, "tskTaskControlBlock")
             {
-                if let Some(found) = member(dwarf, &unit, entry.offset(), "pcTaskName") {
+                if let Some(found) = member(dwarf, &unit, entry.offset(), name) {
                     return Some(found);
                 }
             }
@@ -96,8 +101,8 @@ fn member(
             _ => return None,
         };
         let len = match entry.attr_value(gimli::DW_AT_type).ok()?? {
-            AttributeValue::UnitRef(t) => array_len(unit, t)?,
-            _ => return None,
+            AttributeValue::UnitRef(t) => array_len(unit, t).unwrap_or(1),
+            _ => 1,
         };
         return Some((offset, len));
     }
