@@ -56,6 +56,7 @@ mod stop;
 mod thread_calls;
 mod trail;
 mod translation_charge;
+mod traps;
 mod xip;
 
 pub use crate::model::xip::run::XipReport;
