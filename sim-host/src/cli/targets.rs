@@ -74,12 +74,15 @@ pub fn run(args: Args) -> Result<()> {
             if t.cores == 1 { "" } else { "s" }
         );
         sim_host::show!("{}", t.memory_map());
+        let timer = t.machine_timer();
         for p in &t.system.peripherals {
+            let holds_timer = timer.is_some_and(|m| p.start <= m.base && m.base < p.end());
             sim_host::show!(
-                "  {:<10} {:#010x}..{:#010x} not modelled: named in faults, read as 0 by --peripherals ignore",
+                "  {:<10} {:#010x}..{:#010x} not modelled{}: named in faults, read as 0 by --peripherals ignore",
                 p.name,
                 p.start,
-                p.end()
+                p.end(),
+                if holds_timer { " but for its machine timer" } else { "" }
             );
         }
         if let Some(core) = &t.system.core {
@@ -100,6 +103,23 @@ pub fn run(args: Args) -> Result<()> {
                     core.fp_unstacking.cycles
                 );
             }
+        }
+        if let Some(traps) = &t.system.traps {
+            let interrupts = traps
+                .interrupt_entry
+                .as_ref()
+                .map_or(String::new(), |c| format!(", an interrupt in {}", c.cycles));
+            sim_host::show!(
+                "  traps: ecall, ebreak, illegal instructions, misaligned LR and AMOs enter mtvec's handler in {} cycles{interrupts}; mtval {}",
+                traps.entry.cycles,
+                match traps.mtval {
+                    target::TrapValue::Zero => "always 0",
+                    target::TrapValue::Informative => "the address or instruction",
+                }
+            );
+        }
+        if let Some(m) = timer {
+            sim_host::show!("  machine timer: {}", m.describe());
         }
         if let Some(x) = &t.xip {
             sim_host::show!(

@@ -5,13 +5,14 @@
 //! timed itself was not deterministic. Every such instruction in the image
 //! gets a code hook that gives its destination the simulated count at the
 //! instruction and skips it: the instruction's own cost was charged with
-//! its block, whose rest then runs uncharged (it already was).
+//! its block, whose rest then runs uncharged (it already was). A write to
+//! a read-only counter (`cycle`, `time`, `instret`) is the illegal
+//! instruction trap.
 
 use super::api::{uc, MachineError};
 use super::pricing::counters_at;
 use super::registers::arch_reg;
-use super::state::{stop_with, CounterOffsets, Uc};
-use super::stop::fault_at;
+use super::state::{CounterOffsets, Uc};
 use crate::image::elf::GuestImage;
 use crate::model::target::Arch;
 
@@ -92,12 +93,9 @@ fn execute(uc: &mut Uc<'_>, pc: u64, access: CounterAccess) {
     let writes = access.funct3 == 1 || access.funct3 == 5 || access.source != 0;
     if writes {
         if access.csr & 0xF00 == 0xC00 {
-            let kind = format!(
-                "write to the read-only counter CSR {:#05x} (an illegal instruction)",
-                access.csr
-            );
-            let stop = fault_at(uc, pc, kind, None);
-            return stop_with(uc, stop);
+            // a write to a read-only CSR is an illegal instruction
+            // (privileged spec 2.1): `unimp` is `csrrw x0, cycle, x0`
+            return super::traps::take_exception(uc, super::traps::ILLEGAL_INSTRUCTION, pc);
         }
         let source = if access.funct3 >= 5 {
             u32::from(access.source)

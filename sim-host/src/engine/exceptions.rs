@@ -1,6 +1,6 @@
 //! What the guest's traps reach: semihosting (ARM `BKPT 0xAB`, the RISC-V
-//! `ebreak` sequence), other exceptions as faults, and the memory fault
-//! hook.
+//! `ebreak` sequence), RISC-V traps to mtvec (`traps`), other exceptions
+//! as faults, and the memory fault hook.
 
 use super::api::{uc, MachineError};
 use super::api::{Counting, Stop};
@@ -9,6 +9,7 @@ use super::memory::{add_fault_hook, fault_hook_ranges, UcMemory};
 use super::registers::regs;
 use super::state::{stop_with, Uc};
 use super::stop::{describe_intr, fault, stop_for_deadline_or_signal};
+use super::traps;
 use crate::host::sandbox::Sandbox;
 use crate::host::semihost::{self, Console, Outcome, Semihost};
 use crate::image::elf::GuestImage;
@@ -142,12 +143,12 @@ pub(super) fn install_exception_hooks(
                     }),
                 )?;
             }
+            // traps to mtvec (`traps`); EBREAK comes to the invalid
+            // instruction hook
+            uc("interrupt hook", emu.add_intr_hook(traps::on_exception))?;
             uc(
-                "interrupt hook",
-                emu.add_intr_hook(|uc: &mut Uc<'_>, intno| {
-                    let stop = fault(uc, describe_intr(Arch::Riscv, intno), None);
-                    stop_with(uc, stop);
-                }),
+                "ebreak hook",
+                emu.add_insn_invalid_hook(traps::on_breakpoint),
             )?;
         }
     }

@@ -61,6 +61,7 @@ mod tasks;
 mod thread_calls;
 mod trail;
 mod translation_charge;
+mod traps;
 mod xip;
 
 pub use crate::model::xip::run::XipReport;

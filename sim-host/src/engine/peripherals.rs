@@ -49,8 +49,8 @@ pub(super) fn map_ignored(emu: &mut Uc<'static>, target: &Target) -> Result<(), 
 /// The page spans to map: each peripheral's pages, less those of memory
 /// regions and the PPB, merged where they touch.
 fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
-    // RISC-V's machine timer answers its page (`machine_timer`)
-    let timer_page = target.machine_timer().map(|t| t.page());
+    // RISC-V's machine timer answers its pages (`machine_timer`)
+    let timer_pages = target.machine_timer().map(|t| t.pages());
     // the flash accelerator answers FLASH_ACR's page (`flash`)
     let flash_page = target.flash.as_ref().map(|f| f.control & !(PAGE - 1));
     // the XIP cache answers XIP_CTRL's page (`xip`)
@@ -61,7 +61,7 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
             .iter()
             .any(|r| page < r.end() && r.start < page + PAGE)
             || (target.arch == Arch::Arm && ARM_PPB.contains(&page))
-            || timer_page == Some(page)
+            || timer_pages.as_ref().is_some_and(|p| p.contains(&page))
             || flash_page == Some(page)
             || xip_page == Some(page)
     };

@@ -227,6 +227,8 @@ pub(super) fn new_state(
             options.peripherals.ignore,
         ),
         machine_timer: super::machine_timer::state(target),
+        riscv_interrupted: None,
+        ebreak_taken: false,
         predictor: target
             .predictor
             .as_ref()

@@ -52,6 +52,11 @@ pub(super) struct State {
     pub(super) peripherals: Peripherals,
     /// The RISC-V machine timer of the board, when it has one.
     pub(super) machine_timer: Option<Box<TimerState>>,
+    /// The RISC-V interrupt whose handler runs, if one does (`traps`).
+    pub(super) riscv_interrupted: Option<Interrupted>,
+    /// A RISC-V EBREAK was taken as a trap: the `emu_start` it ends goes
+    /// on (`resume::start`).
+    pub(super) ebreak_taken: bool,
     /// The core's branch predictor, when its target file models one.
     pub(super) predictor: Option<crate::model::predictor::Predictor>,
     /// The guest's call registers in place, once the interception is
@@ -137,16 +142,27 @@ impl L1Model {
     }
 }
 
-/// The machine timer and the trap it raised, if the handler still runs.
+/// The RISC-V machine timer of the board.
 #[derive(Debug)]
 pub(super) struct TimerState {
     pub(super) device: crate::host::mtimer::MachineTimer,
-    /// MTIME_CTRL's address.
+    /// Its registers' base address (the SIO's MTIME_CTRL, the CLINT's
+    /// msip).
     pub(super) base: u64,
-    /// The timer interrupt being handled: where it was taken and the
-    /// block-to-block state (fall-through address, taken-branch extra) of
-    /// the code it interrupted.
-    pub(super) trap: Option<(u64, u64, u32)>,
+}
+
+/// A RISC-V interrupt being handled: the block it was taken in front of
+/// and the block-to-block state of the code it interrupted (what entering
+/// that block costs: the fall-through address, the taken-branch extra,
+/// the branch the predictor is to resolve), which that block pays when
+/// the handler returns to it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Interrupted {
+    pub(super) return_to: u64,
+    pub(super) fallthrough: u64,
+    pub(super) taken_extra: u32,
+    pub(super) last_insn: u64,
+    pub(super) branch: u8,
 }
 
 /// The instruction that made the last access to a device register the

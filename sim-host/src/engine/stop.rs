@@ -375,18 +375,14 @@ pub(super) fn describe_intr(arch: Arch, intno: u32) -> String {
             22 => "unaligned access (UsageFault UNALIGNED)".into(),
             n => format!("exception {n} (HardFault)"),
         },
-        // RISC-V mcause codes
+        // RISC-V mcause codes of the exceptions `traps` does not take to
+        // mtvec (the others are taken there)
         Arch::Riscv => match intno {
-            0 => "instruction address misaligned".into(),
             1 => "instruction access fault".into(),
-            2 => "illegal instruction".into(),
-            3 => "breakpoint (ebreak outside a semihosting sequence)".into(),
-            4 => "load address misaligned".into(),
             5 => "load access fault".into(),
-            6 => "store address misaligned".into(),
-            7 => "store access fault".into(),
-            8 | 9 | 11 => "ecall with no environment to take it".into(),
-            n => format!("trap {n}"),
+            7 => "store/AMO access fault".into(),
+            12 | 13 | 15 => format!("page fault (mcause {intno}) on a core without an MMU"),
+            n => format!("exception {n}"),
         },
     }
 }

@@ -1,43 +1,69 @@
 //! The RISC-V machine timer (`mtime`, `mtimecmp`; RISC-V privileged spec
-//! 3.2.1) of a board, on the simulated clock. The layout is RP2350's SIO
-//! (RP2350 datasheet 3.1.8 "RISC-V platform timer"; pico-sdk
-//! hardware/regs/sio.h): from MTIME_CTRL, MTIME +0xc, MTIMEH +0x10,
-//! MTIMECMP +0x14, MTIMECMPH +0x18. MTIME_CTRL resets to EN (bit 0) with
-//! FULLSPEED (bit 1) clear: the timer then counts the board's tick
-//! (`tick_hz`, 1 MHz when the tick generator is set up as pico-sdk's
-//! runtime does), with FULLSPEED every core cycle. MTIMECMP resets to all
-//! ones. The interrupt is pending while mtime >= mtimecmp (level, not
-//! edge: a handler that does not move mtimecmp is entered again).
+//! 3.2.1) of a board, on the simulated clock, in one of two layouts
+//! (`TimerKind`):
+//!
+//! - RP2350's SIO (RP2350 datasheet 3.1.8 "RISC-V platform timer";
+//!   pico-sdk hardware/regs/sio.h): from MTIME_CTRL, MTIME +0xc, MTIMEH
+//!   +0x10, MTIMECMP +0x14, MTIMECMPH +0x18. MTIME_CTRL resets to EN (bit
+//!   0) with FULLSPEED (bit 1) clear: the timer then counts the board's
+//!   tick (`tick_hz`, 1 MHz when the tick generator is set up as
+//!   pico-sdk's runtime does), with FULLSPEED every core cycle. MTIMECMP
+//!   resets to all ones.
+//! - SiFive's CLINT (FE310-G002 Manual chapter 9): msip +0 (bit 0 raises
+//!   the machine software interrupt, the other bits read 0), mtimecmp
+//!   +0x4000/+0x4004, mtime +0xbff8/+0xbffc. mtime always counts
+//!   `tick_hz` (the real-time clock) and resets to 0; mtimecmp "is not
+//!   reset": it starts at all ones here, never due until written.
+//!
+//! The timer interrupt is pending while mtime >= mtimecmp (level, not
+//! edge: a handler that does not move mtimecmp is entered again), the
+//! software interrupt while msip is 1.
 //!
 //! Ticks sit on a fixed grid of the core's cycles, tick n at cycle
 //! ceil(n * clock / tick), so the same program sees the same times.
+
+pub use crate::model::target::TimerKind;
 
 /// MTIME_CTRL's bits.
 const EN: u32 = 1;
 const FULLSPEED: u32 = 1 << 1;
 /// The bits MTIME_CTRL keeps (DBGPAUSE_CORE0/1 are bits 2 and 3).
 const CTRL_BITS: u32 = 0xf;
-/// The register span from MTIME_CTRL.
-pub const SPAN: u64 = 0x1c;
 
-/// A register of the timer, by its offset from MTIME_CTRL.
+/// A 32-bit register of the timer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimerRegister {
+    /// MTIME_CTRL (the SIO's).
     Ctrl,
-    Time { high: bool },
-    Compare { high: bool },
+    Time {
+        high: bool,
+    },
+    Compare {
+        high: bool,
+    },
+    /// msip (the CLINT's).
+    SoftwareInterrupt,
 }
 
 impl TimerRegister {
-    /// The register at `offset` from MTIME_CTRL (the padding between is
-    /// none of them).
-    pub fn at(offset: u64) -> Option<TimerRegister> {
-        match offset {
-            0 => Some(TimerRegister::Ctrl),
-            0xc => Some(TimerRegister::Time { high: false }),
-            0x10 => Some(TimerRegister::Time { high: true }),
-            0x14 => Some(TimerRegister::Compare { high: false }),
-            0x18 => Some(TimerRegister::Compare { high: true }),
+    /// The register of a `kind` timer at `offset` from its base (the
+    /// padding and reserved words between are none of them).
+    pub fn at(kind: TimerKind, offset: u64) -> Option<TimerRegister> {
+        match (kind, offset) {
+            (TimerKind::Rp2350Sio, 0) => Some(TimerRegister::Ctrl),
+            (TimerKind::Rp2350Sio, 0xc) | (TimerKind::SifiveClint, 0xbff8) => {
+                Some(TimerRegister::Time { high: false })
+            }
+            (TimerKind::Rp2350Sio, 0x10) | (TimerKind::SifiveClint, 0xbffc) => {
+                Some(TimerRegister::Time { high: true })
+            }
+            (TimerKind::Rp2350Sio, 0x14) | (TimerKind::SifiveClint, 0x4000) => {
+                Some(TimerRegister::Compare { high: false })
+            }
+            (TimerKind::Rp2350Sio, 0x18) | (TimerKind::SifiveClint, 0x4004) => {
+                Some(TimerRegister::Compare { high: true })
+            }
+            (TimerKind::SifiveClint, 0) => Some(TimerRegister::SoftwareInterrupt),
             _ => None,
         }
     }
@@ -46,9 +72,13 @@ impl TimerRegister {
 /// The timer's state; times are the core's cycle counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MachineTimer {
+    kind: TimerKind,
     clock_hz: u64,
     tick_hz: u64,
+    /// MTIME_CTRL (the CLINT's timer behaves as EN without FULLSPEED).
     ctrl: u32,
+    /// msip's bit 0 (the CLINT's).
+    msip: bool,
     /// mtime was `value` at cycle `since` (and counts from there when EN).
     value: u64,
     since: u64,
@@ -56,15 +86,22 @@ pub struct MachineTimer {
 }
 
 impl MachineTimer {
-    pub fn new(clock_hz: u64, tick_hz: u64) -> MachineTimer {
+    pub fn new(kind: TimerKind, clock_hz: u64, tick_hz: u64) -> MachineTimer {
         MachineTimer {
+            kind,
             clock_hz: clock_hz.max(1),
             tick_hz: tick_hz.max(1),
             ctrl: EN,
+            msip: false,
             value: 0,
             since: 0,
             compare: u64::MAX,
         }
+    }
+
+    /// Its register layout.
+    pub fn kind(&self) -> TimerKind {
+        self.kind
     }
 
     /// Ticks counted from cycle 0 to `cycle` on the current rate's grid.
@@ -107,6 +144,7 @@ impl MachineTimer {
             TimerRegister::Ctrl => self.ctrl,
             TimerRegister::Time { high } => half(self.time(now), high),
             TimerRegister::Compare { high } => half(self.compare, high),
+            TimerRegister::SoftwareInterrupt => u32::from(self.msip),
         }
     }
 
@@ -119,16 +157,23 @@ impl MachineTimer {
             }
         };
         match register {
-            TimerRegister::Ctrl => {
+            TimerRegister::Ctrl if self.kind == TimerKind::Rp2350Sio => {
                 self.rebase(now);
                 self.ctrl = value & CTRL_BITS;
             }
+            TimerRegister::Ctrl => {}
             TimerRegister::Time { high } => {
                 self.rebase(now);
                 self.value = set(self.value, high);
             }
             TimerRegister::Compare { high } => self.compare = set(self.compare, high),
+            TimerRegister::SoftwareInterrupt => self.msip = value & 1 != 0,
         }
+    }
+
+    /// Whether the machine software interrupt is pending (msip).
+    pub fn software_pending(&self) -> bool {
+        self.msip
     }
 
     /// The first cycle, from `now`, at which the interrupt is pending
@@ -156,7 +201,7 @@ mod tests {
     #[test]
     fn ticks_at_the_board_rate_on_a_fixed_grid() {
         // 150 MHz core, 1 MHz tick: one tick per 150 cycles
-        let t = MachineTimer::new(150_000_000, 1_000_000);
+        let t = MachineTimer::new(TimerKind::Rp2350Sio, 150_000_000, 1_000_000);
         assert_eq!(t.time(149), 0);
         assert_eq!(t.time(150), 1);
         assert_eq!(t.time(1_500_000), 10_000);
@@ -165,7 +210,7 @@ mod tests {
 
     #[test]
     fn fullspeed_counts_cycles_from_the_write() {
-        let mut t = MachineTimer::new(150_000_000, 1_000_000);
+        let mut t = MachineTimer::new(TimerKind::Rp2350Sio, 150_000_000, 1_000_000);
         t.write(TimerRegister::Ctrl, EN | FULLSPEED, 300); // mtime 2 at 300
         assert_eq!(t.time(300), 2);
         assert_eq!(t.time(310), 12);
@@ -178,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_stopped_timer_keeps_its_value_and_is_never_due() {
-        let mut t = MachineTimer::new(100, 10);
+        let mut t = MachineTimer::new(TimerKind::Rp2350Sio, 100, 10);
         t.write(TimerRegister::Compare { high: true }, 0, 0);
         t.write(TimerRegister::Compare { high: false }, 5, 0);
         assert_eq!(t.pending_from(0), Some(50));
@@ -192,13 +237,45 @@ mod tests {
 
     #[test]
     fn the_reset_compare_is_never_reached() {
-        let t = MachineTimer::new(150_000_000, 1_000_000);
+        let t = MachineTimer::new(TimerKind::Rp2350Sio, 150_000_000, 1_000_000);
         // all ones: 2^64 - 1 ticks need more than 64 bits of cycles
         assert_eq!(t.pending_from(0), None);
         assert_eq!(
-            TimerRegister::at(0x14),
+            TimerRegister::at(TimerKind::Rp2350Sio, 0x14),
             Some(TimerRegister::Compare { high: false })
         );
-        assert_eq!(TimerRegister::at(0x4), None);
+        assert_eq!(TimerRegister::at(TimerKind::Rp2350Sio, 0x4), None);
+    }
+
+    #[test]
+    fn the_clint_layout_and_its_real_time_clock() {
+        let at = |offset| TimerRegister::at(TimerKind::SifiveClint, offset);
+        assert_eq!(at(0), Some(TimerRegister::SoftwareInterrupt));
+        assert_eq!(at(0x4000), Some(TimerRegister::Compare { high: false }));
+        assert_eq!(at(0x4004), Some(TimerRegister::Compare { high: true }));
+        assert_eq!(at(0xbff8), Some(TimerRegister::Time { high: false }));
+        assert_eq!(at(0xbffc), Some(TimerRegister::Time { high: true }));
+        assert_eq!(at(0x4008), None);
+        assert_eq!(at(0xc), None);
+        // the FE310: 320 MHz core, 32768 Hz mtime: tick n at ceil(n x 9765.625)
+        let mut t = MachineTimer::new(TimerKind::SifiveClint, 320_000_000, 32_768);
+        assert_eq!(t.time(9_765), 0);
+        assert_eq!(t.time(9_766), 1);
+        assert_eq!(t.time(19_532), 2);
+        // no MTIME_CTRL: a write there changes nothing
+        t.write(TimerRegister::Ctrl, 0, 10);
+        assert_eq!(t.time(19_532), 2);
+        // mtimecmp starts at all ones: never due
+        assert_eq!(t.pending_from(0), None);
+        t.write(TimerRegister::Compare { high: true }, 0, 0);
+        t.write(TimerRegister::Compare { high: false }, 3, 0);
+        assert_eq!(t.pending_from(0), Some(29_297));
+        // msip: bit 0 only
+        assert!(!t.software_pending());
+        t.write(TimerRegister::SoftwareInterrupt, 0xffff_ffff, 5);
+        assert!(t.software_pending());
+        assert_eq!(t.read(TimerRegister::SoftwareInterrupt, 5), 1);
+        t.write(TimerRegister::SoftwareInterrupt, 2, 6);
+        assert!(!t.software_pending());
     }
 }

@@ -826,7 +826,6 @@ impl Target {
             .expect("validated: a target prices every required class")
     }
 
-    /// The region holding `[addr, addr+len)`, if one does.
     /// The board's RISC-V machine timer (a Cortex-M target's `[system]`
     /// never has one in effect).
     pub fn machine_timer(&self) -> Option<&MachineTimer> {
@@ -836,6 +835,7 @@ impl Target {
             .filter(|_| self.arch == Arch::Riscv)
     }
 
+    /// The region holding `[addr, addr+len)`, if one does.
     pub fn region_of(&self, addr: u64, len: u64) -> Option<&Region> {
         self.regions.iter().find(|r| r.contains(addr, len))
     }
@@ -1204,7 +1204,7 @@ use catalog::{find, names, Source};
 use predictor::{parse_predictor, PredictorFile};
 pub use predictor::{Organisation, PredictorSpec};
 use system::SystemFile;
-pub use system::{MachineTimer, Peripheral, System};
+pub use system::{MachineTimer, Peripheral, System, TimerKind, TrapFacts, TrapValue};
 
 /// Names of the built-in targets (and the user's, see [`names`]), sorted.
 pub fn builtin_names() -> Vec<String> {
@@ -1392,6 +1392,69 @@ system = { cycles = 1, cite = "t" }
         let text = MINIMAL.replace("taken = 1,", "taken = 20000,");
         let err = parse(&text).unwrap_err().to_string();
         assert!(err.contains(".taken"), "{err}");
+    }
+
+    /// RISC-V's `[system]` trap facts and machine timer: read, and each
+    /// missing or wrong fact named.
+    #[test]
+    fn riscv_trap_facts_and_the_machine_timer_are_read_and_checked() {
+        const SYSTEM: &str = "\n[system]\n\
+            trap_entry = { value = 4, cite = \"t\" }\n\
+            interrupt_entry = { value = 5, cite = \"t\" }\n\
+            mtval = { value = \"informative\", cite = \"t\" }\n\
+            machine_timer = { kind = \"sifive-clint\", base = 0x02000000, tick_hz = 32768, cite = \"t\" }\n";
+        let text = format!("{MINIMAL}{SYSTEM}");
+        let t = parse(&text).unwrap();
+        let traps = t.system.traps.as_ref().unwrap();
+        assert_eq!(traps.entry.cycles, 4);
+        assert_eq!(traps.interrupt_entry.as_ref().unwrap().cycles, 5);
+        assert_eq!(traps.mtval, TrapValue::Informative);
+        let timer = t.machine_timer().unwrap();
+        assert_eq!(timer.kind, TimerKind::SifiveClint);
+        assert_eq!(timer.pages(), 0x0200_0000..0x0200_c000);
+        assert!(timer
+            .describe()
+            .contains("mtime at 0x0200bff8 counts 32768 Hz"));
+        for (change, field) in [
+            (("kind = \"sifive-clint\", ", ""), "kind"),
+            (("sifive-clint", "sifive-plic"), "sifive-plic"),
+            (
+                ("base = 0x02000000", "base = 0x02000004"),
+                "system.machine_timer",
+            ),
+            (("interrupt_entry", "interupt_entry"), "interupt_entry"),
+            (("interrupt_entry = { value = 5", "x = { value = 5"), "x"),
+            (
+                ("mtval = { value = \"informative\", cite = \"t\" }\n", ""),
+                "system.mtval",
+            ),
+            (("value = \"informative\"", "value = \"some\""), "some"),
+            (
+                ("trap_entry = { value = 4", "trap_entry = { value = 0"),
+                "system.trap_entry.value",
+            ),
+        ] {
+            let bad = text.replace(change.0, change.1);
+            assert_ne!(bad, text, "{change:?}");
+            let err = parse(&bad).unwrap_err().to_string();
+            assert!(err.contains(field), "{change:?}: {err}");
+        }
+        // a timer needs the interrupt's entry cost
+        let bad = text.replace("interrupt_entry = { value = 5, cite = \"t\" }\n", "");
+        let err = parse(&bad).unwrap_err().to_string();
+        assert!(err.contains("system.interrupt_entry"), "{err}");
+        // no trap facts at all: none, and no timer
+        let t = parse(MINIMAL).unwrap();
+        assert!(t.system.traps.is_none() && t.machine_timer().is_none());
+        // a Cortex-M core takes exceptions its own way
+        let (m4, _) = catalog::find("cortex-m4").unwrap();
+        let bad = m4.replace(
+            "[system]\n",
+            "[system]\ntrap_entry = { value = 3, cite = \"t\" }\n",
+        );
+        assert_ne!(bad, m4);
+        let err = parse(&bad).unwrap_err().to_string();
+        assert!(err.contains("system.trap_entry"), "{err}");
     }
 
     #[test]
