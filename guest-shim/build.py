@@ -161,7 +161,7 @@ def jobs(targets, examples, out_dir):
                     cflags=COMMON_CFLAGS + guest["cflags"] + extra + flags,
                     ldscript=ROOT / ldscript,
                     inputs=sources + tree_inputs + [target_file, ROOT / ldscript, Path(__file__)]
-                    + list(example_dir.glob("*.h"))
+                    + list(example_dir.rglob("*.h"))
                     + ([settings_file] if settings else [])
                     + list((SHIM / "include").glob("*.h")) + list((SHIM / "src").glob("*")),
                 )

@@ -39,6 +39,8 @@ pub(super) struct Price {
 pub(super) const SLEEPS_FOR_INTERRUPT: u8 = 1;
 pub(super) const SLEEPS_FOR_EVENT: u8 = 2;
 pub(super) const SENDS_EVENT: u8 = 4;
+/// RISC-V's `mret` ends the block: a trap handler returns (`tasks`).
+pub(super) const TRAP_RETURN: u8 = 8;
 
 /// Direct-mapped slots: 16,384 x 32 bytes (512 KiB), more than the hot
 /// blocks of a microcontroller program.

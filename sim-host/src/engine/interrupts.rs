@@ -40,6 +40,9 @@ const EPSR_T: u64 = 1 << 24;
 /// returns). Returns whether one was taken. Also sets when to look next.
 pub(super) fn take_due(uc: &mut Uc<'_>, addr: u64) -> bool {
     if uc.get_data().system.is_none() {
+        if std::mem::take(&mut uc.get_data_mut().tasks.trap_returned) {
+            super::tasks::trap_returned(uc);
+        }
         return super::machine_timer::take_due(uc, addr);
     }
     if uc.get_data().power.asleep.is_some() && !super::sleep::sleep(uc) {
@@ -204,7 +207,11 @@ fn enter_handler(uc: &mut Uc<'_>, number: u32, return_to: u64) -> Result<(u64, b
     let how = stacking(uc).ok_or("no System Control Space")?;
     let mode = m_mode::read(uc).map_err(|e| format!("{e:?}"))?;
     if mode.on_psp() {
-        let size = if how.fpu && mode.control & CONTROL_FPCA != 0 { 0x68 } else { 0x20 };
+        let size = if how.fpu && mode.control & CONTROL_FPCA != 0 {
+            0x68
+        } else {
+            0x20
+        };
         super::tasks::check_task_stack(uc, mode.psp.wrapping_sub(size))?;
     }
     let ready = fp_ready_bits(uc);

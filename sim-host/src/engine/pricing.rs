@@ -52,14 +52,16 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
 
 /// `Price::power` from what the block's power instructions ask.
 fn power_bits(hints: crate::model::power::PowerHints) -> u8 {
-    use super::blocks::{SENDS_EVENT, SLEEPS_FOR_EVENT, SLEEPS_FOR_INTERRUPT};
+    use super::blocks::{SENDS_EVENT, SLEEPS_FOR_EVENT, SLEEPS_FOR_INTERRUPT, TRAP_RETURN};
     use crate::model::power::Sleep;
     let sleep = match hints.sleep {
         Some(Sleep::Interrupt) => SLEEPS_FOR_INTERRUPT,
         Some(Sleep::Event) => SLEEPS_FOR_EVENT,
         None => 0,
     };
-    sleep | if hints.sends_event { SENDS_EVENT } else { 0 }
+    sleep
+        | if hints.sends_event { SENDS_EVENT } else { 0 }
+        | if hints.trap_return { TRAP_RETURN } else { 0 }
 }
 
 /// When a block is priced: whether it runs from the accelerated flash,

@@ -127,6 +127,7 @@ pub(super) fn run_once(
     install_interception(&mut emu, &image, options)?;
     if options.counting != Counting::Off {
         csr::install(&mut emu, &image)?;
+        super::tasks::install(&mut emu, &image)?;
     }
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());
     // kept until the run ends: the block hook is removed when dropped

@@ -10,7 +10,7 @@
 //! taken. Nothing in the block hook's fast path changes.
 
 use super::api::Stop;
-use super::blocks::{SENDS_EVENT, SLEEPS_FOR_EVENT, SLEEPS_FOR_INTERRUPT};
+use super::blocks::{SENDS_EVENT, SLEEPS_FOR_EVENT, SLEEPS_FOR_INTERRUPT, TRAP_RETURN};
 use super::m_mode::execution_priority;
 use super::state::{stop_with, State, Uc};
 use super::stop::fault_at;
@@ -24,6 +24,11 @@ pub(super) fn note(st: &mut State, power: u8, last_insn: u32) {
         if let Some(sys) = st.system.as_mut() {
             sys.event_register = true;
         }
+    }
+    if power & TRAP_RETURN != 0 {
+        // the RTOS accounting sees who runs at the next block
+        st.tasks.trap_returned = true;
+        st.look_at_next_boundary();
     }
     let sleep = if power & SLEEPS_FOR_INTERRUPT != 0 {
         Sleep::Interrupt

@@ -527,6 +527,8 @@ pub(super) struct TaskTracker {
     /// The context Thread mode ran in last (observers keep a thread per
     /// task: `engine::tasks::observer_thread`).
     pub(super) thread_context: ContextId,
+    /// A RISC-V `mret` ran: the next block boundary resumes a task.
+    pub(super) trap_returned: bool,
 }
 
 /// The most stack pointers remembered for suspended tasks: a program that

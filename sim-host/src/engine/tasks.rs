@@ -14,12 +14,55 @@
 //! (`image::rtos`) the task is its control block, read from `pxCurrentTCB`
 //! after the return, and its name is the block's.
 
+use super::api::{uc, MachineError};
 use super::state::{Uc, MAX_SUSPENDED};
 use crate::host::tasks::{ContextId, ContextKind};
+use crate::image::elf::GuestImage;
+
+/// A RISC-V trap of `cause` (mcause) is taken at cycle `now` (before its
+/// latency), from code whose stack pointer is `sp`.
+pub(super) fn trap_entered(uc: &mut Uc<'_>, cause: u64, sp: u32, now: u64) {
+    // the handler contexts of RISC-V's causes, apart from exception numbers
+    let key = 0x1_0000 + (cause as u32 & 0xfff) + if cause >> 31 != 0 { 0x1000 } else { 0 };
+    entered_as(uc, key, || trap_name(cause), Some(sp), now);
+}
+
+/// A RISC-V `mret` has run (its block was charged): the code resumed
+/// runs at the stack pointer it had when the trap was taken.
+pub(super) fn trap_returned(uc: &mut Uc<'_>) {
+    let sp = uc.reg_read(unicorn_engine::RegisterRISCV::SP).unwrap_or(0) as u32;
+    let now = uc.get_data().clock.cycles;
+    returned(uc, Some(sp), now);
+}
+
+fn trap_name(cause: u64) -> String {
+    match (cause >> 31 != 0, cause & 0xfff) {
+        (true, 3) => "machine software interrupt".into(),
+        (true, 7) => "machine timer interrupt".into(),
+        (true, c) => format!("interrupt {c}"),
+        (false, 8 | 11) => "ecall".into(),
+        (false, 3) => "ebreak".into(),
+        (false, 2) => "illegal instruction".into(),
+        (false, c) => format!("exception {c}"),
+    }
+}
 
 /// Exception `number` is entered at cycle `now` (before its latency); the
 /// code it interrupts ran on the process stack at `psp` if `Some`.
 pub(super) fn entered(uc: &mut Uc<'_>, number: u32, interrupted_psp: Option<u32>, now: u64) {
+    entered_as(uc, number, || exception_name(number), interrupted_psp, now);
+}
+
+/// A handler (`key`: its exception or trap, `name` when first seen)
+/// interrupts the code running on the stack at `sp` (`None`: not a
+/// task's stack).
+fn entered_as(
+    uc: &mut Uc<'_>,
+    key: u32,
+    name: impl FnOnce() -> String,
+    interrupted_psp: Option<u32>,
+    now: u64,
+) {
     let st = uc.get_data_mut();
     let mut clock = st.arp.counters.tasks.borrow_mut();
     let running = clock.current();
@@ -32,8 +75,8 @@ pub(super) fn entered(uc: &mut Uc<'_>, number: u32, interrupted_psp: Option<u32>
     }
     let handler = *t
         .handlers
-        .entry(number)
-        .or_insert_with(|| clock.add(exception_name(number), ContextKind::Handler));
+        .entry(key)
+        .or_insert_with(|| clock.add(name(), ContextKind::Handler));
     clock.switch(handler, now);
 }
 
@@ -58,24 +101,30 @@ pub(super) fn returned(uc: &mut Uc<'_>, resumed_psp: Option<u32>, now: u64) {
     let mut clock = st.arp.counters.tasks.borrow_mut();
     let t = &mut st.tasks;
     let below = t.interrupted.pop().unwrap_or(0);
+    // FreeRTOS's own word wins (a task it started with no exception
+    // return, as its RISC-V port starts the first, ran as main until then);
+    // else what was interrupted at this stack pointer resumes (a task, or
+    // a handler a nested trap interrupted)
     let to = match (resumed_psp, tcb) {
         (None, _) => below,
-        (Some(_), Some((block, name))) => {
-            let id = *t
-                .by_tcb
-                .entry(block)
-                .or_insert_with(|| clock.add(name.clone(), ContextKind::Task));
-            clock.rename(id, name);
-            id
-        }
-        (Some(sp), None) => match t.suspended.remove(&sp) {
-            Some(id) => id,
-            None => {
-                t.tasks_seen += 1;
-                let name = format!("task {} (stack {sp:#010x})", t.tasks_seen);
-                clock.add(name, ContextKind::Task)
+        (Some(sp), Some((block, name))) => {
+            t.suspended.remove(&sp);
+            // a control block reused by a task of another name is a new task
+            match t.by_tcb.get(&block) {
+                Some(id) if clock.name(*id) == name => *id,
+                _ => {
+                    let id = clock.add(name, ContextKind::Task);
+                    t.by_tcb.insert(block, id);
+                    id
+                }
             }
-        },
+        }
+        (Some(sp), None) if t.suspended.contains_key(&sp) => t.suspended.remove(&sp).unwrap_or(0),
+        (Some(sp), None) => {
+            t.tasks_seen += 1;
+            let name = format!("task {} (stack {sp:#010x})", t.tasks_seen);
+            clock.add(name, ContextKind::Task)
+        }
     };
     clock.switch(to, now);
     drop(clock);
@@ -136,6 +185,44 @@ pub(super) fn check_task_stack(uc: &Uc<'_>, frame: u32) -> Result<(), String> {
          memory below is overwritten (ARMv7-M checks no stack limit; ARMv8-M raises a STKOF \
          UsageFault where PSPLIM is set, DDI 0553 B3.20)"
     ))
+}
+
+/// With FreeRTOS: a code hook at its port's `xPortStartFirstTask`, where
+/// the first task starts running (the RISC-V port starts it with no trap
+/// return, so nothing else would tell its first cycles from main's).
+pub(super) fn install(emu: &mut Uc<'static>, image: &GuestImage) -> Result<(), MachineError> {
+    if emu.get_data().tasks.freertos.is_none() {
+        return Ok(());
+    }
+    let Some(start) = image.symbol("xPortStartFirstTask").map(|a| a & !1) else {
+        return Ok(());
+    };
+    uc(
+        "FreeRTOS first-task hook",
+        emu.add_code_hook(start, start, |uc: &mut Uc<'_>, _, _| first_task_starts(uc)),
+    )?;
+    Ok(())
+}
+
+/// The first task starts: from here the core runs it (pxCurrentTCB).
+fn first_task_starts(uc: &mut Uc<'_>) {
+    let Some((block, name)) = freertos_current(uc) else {
+        return;
+    };
+    let now = uc.get_data().clock.cycles;
+    let st = uc.get_data_mut();
+    let mut clock = st.arp.counters.tasks.borrow_mut();
+    let id = match st.tasks.by_tcb.get(&block) {
+        Some(id) => *id,
+        None => {
+            let id = clock.add(name, ContextKind::Task);
+            st.tasks.by_tcb.insert(block, id);
+            id
+        }
+    };
+    clock.switch(id, now);
+    drop(clock);
+    thread_mode_runs(st, id);
 }
 
 /// FreeRTOS's running task: its control block's address and name.

@@ -169,7 +169,10 @@ pub(super) fn take_exception(uc: &mut Uc<'_>, cause: u64, pc: u64) {
         st.clock.instructions = instructions + 1;
         st.trail.floor = st.clock.instructions;
     }
-    st.clock.cycles = cycles + u64::from(entry);
+    st.clock.cycles = cycles;
+    let sp = uc.reg_read(RegisterRISCV::SP).unwrap_or(0) as u32;
+    super::tasks::trap_entered(uc, cause, sp, cycles);
+    uc.get_data_mut().clock.cycles = cycles + u64::from(entry);
     enter(uc, cause, pc, tval, handler);
 }
 
@@ -314,6 +317,9 @@ pub(super) fn take_interrupt(uc: &mut Uc<'_>, code: u64, addr: u64) -> bool {
     let Some(handler) = handler(uc, cause, addr, target) else {
         return true;
     };
+    let now = uc.get_data().clock.cycles;
+    let sp = uc.reg_read(RegisterRISCV::SP).unwrap_or(0) as u32;
+    super::tasks::trap_entered(uc, cause, sp, now);
     let st = uc.get_data_mut();
     st.riscv_interrupted = Some(Interrupted {
         return_to: addr,

@@ -19,12 +19,18 @@ pub enum Sleep {
 
 /// What the power instructions of a block ask: the sleep its last
 /// instruction starts, and whether it executes SEV (which sets the event
-/// register WFE consumes).
+/// register WFE consumes). Also whether its last instruction is RISC-V's
+/// `mret` (3.3.2), after which a trap handler has returned (the RTOS
+/// accounting's task switches: `engine::tasks`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PowerHints {
     pub sleep: Option<Sleep>,
     pub sends_event: bool,
+    pub trap_return: bool,
 }
+
+/// RISC-V's `mret` (privileged spec 3.3.2).
+const MRET: u32 = 0x3020_0073;
 
 /// The hint one instruction's bytes encode (Thumb: WFI 0xBF30, WFE
 /// 0xBF20, SEV 0xBF40 and their 32-bit forms 0xF3AF 0x8003/2/4, ARMv7-M
@@ -58,11 +64,15 @@ pub fn block_hints(arch: Arch, code: &[u8], start: u64, spans: &[(u64, u8)]) -> 
         let Some(bytes) = code.get(from..from + usize::from(*size)) else {
             continue;
         };
+        let last = i + 1 == spans.len();
+        if arch == Arch::Riscv && bytes == MRET.to_le_bytes() {
+            hints.trap_return = last;
+        }
         let Some((sleep, sev)) = hint(arch, bytes) else {
             continue;
         };
         hints.sends_event |= sev;
-        if i + 1 == spans.len() {
+        if last {
             hints.sleep = sleep;
         }
     }
@@ -91,7 +101,8 @@ mod tests {
             both,
             PowerHints {
                 sleep: Some(Sleep::Event),
-                sends_event: true
+                sends_event: true,
+                trap_return: false
             }
         );
         // a WFI that is not last does not end the block: no sleep after it
@@ -109,5 +120,7 @@ mod tests {
             block_hints(Arch::Arm, &[0, 0], 0, &[(0, 2)]),
             PowerHints::default()
         );
+        let mret = 0x3020_0073u32.to_le_bytes();
+        assert!(block_hints(Arch::Riscv, &mret, 0, &[(0, 4)]).trap_return);
     }
 }
