@@ -17,6 +17,10 @@
  *
  * ARP sections (tid = the task's own number): the delay (section 1), each
  * worker's computation (2 and 3), the whole run from main (4).
+ *
+ * `freertos overflow` adds a task whose recursion runs past the bottom of
+ * its stack and then yields: the simulator stops at the exception that
+ * would stack its frame below the stack, naming the task.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "FreeRTOS.h"
@@ -27,6 +31,7 @@
 #include <atomium_rp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DELAY_TICKS 10
 #define ITEMS 5
@@ -168,6 +173,25 @@ static void reporter(void *arg)
     exit(0);
 }
 
+/* Recursion that uses `depth` x 64 bytes of stack, then yields. */
+__attribute__((noinline)) static uint32_t deep(uint32_t depth)
+{
+    volatile uint8_t frame[64];
+    frame[0] = (uint8_t)depth;
+    if (depth == 0) {
+        taskYIELD();
+        return frame[0];
+    }
+    return deep(depth - 1) + frame[0];
+}
+
+static void overflow(void *arg)
+{
+    (void)arg;
+    printf("overflow: %lu\n", (unsigned long)deep(64));
+    vTaskDelete(NULL);
+}
+
 #if defined(__riscv)
 /* The RISC-V port's trap handler, taken through mtvec (direct mode). */
 extern void freertos_risc_v_trap_handler(void);
@@ -181,7 +205,7 @@ static void create(TaskFunction_t code, const char *name, void *arg, UBaseType_t
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 #if defined(__riscv)
     __asm volatile("csrw mtvec, %0" ::"r"(freertos_risc_v_trap_handler));
@@ -208,6 +232,9 @@ int main(void)
     create(reporter, "reporter", NULL, 2);
     create(worker, "worker0", (void *)0, 1);
     create(worker, "worker1", (void *)1, 1);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "overflow"))
+            xTaskCreate(overflow, "overflow", configMINIMAL_STACK_SIZE, NULL, 5, NULL);
     puts("FreeRTOS " tskKERNEL_VERSION_NUMBER " starts");
     vTaskStartScheduler();
     printf("the scheduler returned\n");

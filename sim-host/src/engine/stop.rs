@@ -371,7 +371,10 @@ pub(super) fn describe_intr(arch: Arch, intno: u32) -> String {
             8 => "exception return with no exception active".into(),
             17 => "coprocessor or FPU instruction on a core without one (UsageFault NOCP)".into(),
             18 => "invalid state: branch to ARM (non-Thumb) code (UsageFault INVSTATE)".into(),
-            19 => "stack limit exceeded (STKOF)".into(),
+            19 => "stack limit exceeded: a push below the stack pointer's limit (PSPLIM or \
+                   MSPLIM), a STKOF UsageFault (ARMv8-M, DDI 0553 B3.20; an RTOS sets PSPLIM \
+                   to the running task's stack: it overflowed)"
+                .into(),
             22 => "unaligned access (UsageFault UNALIGNED)".into(),
             n => format!("exception {n} (HardFault)"),
         },

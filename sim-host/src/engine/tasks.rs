@@ -158,10 +158,12 @@ pub(super) fn observer_thread(context: ContextId) -> u32 {
     }
 }
 
-/// With FreeRTOS: an exception frame stacked at `frame` from the running
-/// task's process stack must not go below the task's stack (`pxStack`);
-/// the refusal names the task.
-pub(super) fn check_task_stack(uc: &Uc<'_>, frame: u32) -> Result<(), String> {
+/// With FreeRTOS: at an exception or trap entry, the running task's stack
+/// must not reach below the stack FreeRTOS gave it (`pxStack`): `at` is
+/// where its exception frame would go (Cortex-M), or its stack pointer
+/// (RISC-V, whose port saves the context there). The refusal names the
+/// task.
+pub(super) fn check_task_stack(uc: &Uc<'_>, at: u32) -> Result<(), String> {
     let Some(layout) = uc.get_data().tasks.freertos else {
         return Ok(());
     };
@@ -176,13 +178,13 @@ pub(super) fn check_task_stack(uc: &Uc<'_>, frame: u32) -> Result<(), String> {
         return Ok(());
     }
     let base = u32::from_le_bytes(word);
-    if frame >= base {
+    if at >= base {
         return Ok(());
     }
     Err(format!(
-        "exception entry: task `{name}`'s stack overflowed: its frame would be stacked at \
-         {frame:#010x}, below the stack FreeRTOS gave it (pxStack {base:#010x}); on silicon the \
-         memory below is overwritten (ARMv7-M checks no stack limit; ARMv8-M raises a STKOF \
+        "exception entry: task `{name}`'s stack overflowed: it reached {at:#010x}, below the \
+         stack FreeRTOS gave it (pxStack {base:#010x}); on silicon the memory below is \
+         overwritten (ARMv7-M and RISC-V check no stack limit; ARMv8-M raises a STKOF \
          UsageFault where PSPLIM is set, DDI 0553 B3.20)"
     ))
 }

@@ -171,6 +171,10 @@ pub(super) fn take_exception(uc: &mut Uc<'_>, cause: u64, pc: u64) {
     }
     st.clock.cycles = cycles;
     let sp = uc.reg_read(RegisterRISCV::SP).unwrap_or(0) as u32;
+    if let Err(kind) = super::tasks::check_task_stack(uc, sp) {
+        let stop = fault_at(uc, pc, kind, None);
+        return stop_with(uc, stop);
+    }
     super::tasks::trap_entered(uc, cause, sp, cycles);
     uc.get_data_mut().clock.cycles = cycles + u64::from(entry);
     enter(uc, cause, pc, tval, handler);
@@ -319,6 +323,11 @@ pub(super) fn take_interrupt(uc: &mut Uc<'_>, code: u64, addr: u64) -> bool {
     };
     let now = uc.get_data().clock.cycles;
     let sp = uc.reg_read(RegisterRISCV::SP).unwrap_or(0) as u32;
+    if let Err(kind) = super::tasks::check_task_stack(uc, sp) {
+        let stop = fault_at(uc, addr, kind, None);
+        stop_with(uc, stop);
+        return true;
+    }
     super::tasks::trap_entered(uc, cause, sp, now);
     let st = uc.get_data_mut();
     st.riscv_interrupted = Some(Interrupted {

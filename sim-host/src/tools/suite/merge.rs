@@ -548,7 +548,8 @@ mod tests {
             ("{", "EOF while parsing"),
             ("[]", "expected struct"),
             ("{\"schema_version\": 1}", "schema_version 1"),
-            ("{\"schema_version\": 3}", "missing field"),
+            ("{\"schema_version\": 3}", "schema_version 3"),
+            ("{\"schema_version\": 4}", "missing field"),
         ] {
             let path = dir.path().join("r.json");
             std::fs::write(&path, text).unwrap();
