@@ -90,6 +90,8 @@ fn header_compiles_in_every_mode(compiler: &str, lang: &str) {
     std::fs::write(
         &source,
         r#"#include <atomium_rp.h>
+#define THREE 3
+ARP_SECTION_NAME(THREE, "three \"quoted\"");
 static void enter(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
 static void leave(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
 int main(void) {
@@ -101,6 +103,7 @@ int main(void) {
     arp_leave_kernel(1, 1);
     arp_leave(1, 2);
     arp_finish();
+    ARP_SECTION_NAME(65535, "four");
     (void)enter; (void)leave; /* dropped by the ARP_SIM and ARP_NONE macros */
 #if defined(ARP_NONE)
     return side_effects; /* 0: arguments are not evaluated */
@@ -149,7 +152,36 @@ int main(void) {
             Some("-DARP_NONE") => assert!(!symbols.contains("arp"), "{symbols}"),
             _ => assert!(symbols.contains("arp_start"), "{symbols}"),
         }
+        // ARP_SECTION_NAME: records in a section that is not loaded, none
+        // with ARP_NONE
+        let object = std::fs::read(dir.join("use.o")).unwrap();
+        let names = section_names_of(&object);
+        match mode {
+            Some("-DARP_NONE") => assert_eq!(names, None, "{compiler}"),
+            _ => {
+                let names = names.expect("the object has .arp_names");
+                assert!(names.problems.is_empty(), "{:?}", names.problems);
+                let expected: std::collections::BTreeMap<u16, String> = [
+                    (3, "three \"quoted\"".to_owned()),
+                    (65535, "four".to_owned()),
+                ]
+                .into();
+                assert_eq!(names.by_sid, expected, "{compiler} {mode:?}");
+            }
+        }
     }
+}
+
+/// The names of an object's `.arp_names` (checked to be not allocated).
+fn section_names_of(object: &[u8]) -> Option<sim_host::image::arp_names::GivenNames> {
+    let elf = Elf::parse(object).unwrap();
+    let sh = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".arp_names"))?;
+    assert_eq!(sh.sh_flags, 0, ".arp_names must not be allocated");
+    let range = sh.file_range().expect("it has contents");
+    Some(sim_host::image::arp_names::parse(&object[range]))
 }
 
 #[test]

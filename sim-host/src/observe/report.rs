@@ -215,7 +215,7 @@ impl Report {
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
-        let sections = section_rows(&outcome.sections, &outcome.image, cycles);
+        let (sections, naming) = named_section_rows(&outcome.sections, &outcome.image, cycles);
         Report {
             schema_version: SCHEMA_VERSION,
             elf: elf.to_owned(),
@@ -243,7 +243,7 @@ impl Report {
                     records: *records,
                     partial: *partial,
                 }),
-            warnings: outcome.warnings.clone(),
+            warnings: outcome.warnings.iter().cloned().chain(naming).collect(),
             unpriced: outcome.unpriced.clone(),
             threads_created: outcome.threads_created,
             peripherals: outcome.peripheral_accesses.clone(),
@@ -437,26 +437,45 @@ impl Report {
 /// The report's rows for `traces`, located in `image`'s source; `cycles`
 /// is the program's total, for each row's share.
 pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> Vec<SectionRow> {
-    let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
-    let named = crate::observe::section_names::at_sites(image, &sites);
-    traces
+    named_section_rows(traces, image, cycles).0
+}
+
+/// [`section_rows`], and the warnings of naming them
+/// (`section_names::Naming::warnings`).
+pub fn named_section_rows(
+    traces: &[TraceStats],
+    image: &GuestImage,
+    cycles: u64,
+) -> (Vec<SectionRow>, Vec<String>) {
+    use crate::observe::section_names::{at_sites, Site};
+    let sites_of = |t: &TraceStats| -> Vec<Site> {
+        t.sites
+            .iter()
+            .zip(&t.path)
+            .map(|(&addr, &sid)| Site {
+                addr,
+                sid: Some(sid),
+            })
+            .collect()
+    };
+    let sites: Vec<Site> = traces.iter().flat_map(sites_of).collect();
+    let named = at_sites(image, &sites);
+    let rows = traces
         .iter()
         .map(|t| SectionRow {
             path: t.path.clone(),
             functions: t.functions.clone(),
-            sources: t
-                .sites
+            sources: sites_of(t)
                 .iter()
-                .filter_map(|s| Some(named.get(s)?.location.clone()))
+                .filter_map(|s| Some(named.names.get(s)?.location.clone()))
                 .collect(),
-            names: t
-                .sites
+            names: sites_of(t)
                 .iter()
-                .zip(&t.path)
-                .map(|(s, sid)| {
-                    named
-                        .get(s)
-                        .map_or_else(|| format!("section {sid}"), |n| n.text())
+                .map(|s| {
+                    named.names.get(s).map_or_else(
+                        || format!("section {}", s.sid.unwrap_or_default()),
+                        |n| n.text(),
+                    )
                 })
                 .collect(),
             kind: t.kind,
@@ -469,7 +488,8 @@ pub fn section_rows(traces: &[TraceStats], image: &GuestImage, cycles: u64) -> V
             share: t.total_cycles as f64 / cycles.max(1) as f64,
             memory: t.memory,
         })
-        .collect()
+        .collect();
+    (rows, named.warnings)
 }
 
 /// The memory system's share of each section, as the report prints it
