@@ -426,3 +426,34 @@ fn sir_generate_names_sections_by_the_same_rule() {
         }
     }
 }
+
+#[test]
+fn an_uninstrumented_build_keeps_its_labels_without_a_word() {
+    // -DARP_NONE: the labels are there, no section is: nothing to say
+    let dir = scratch("names-none");
+    let elf = guest("cortex-m4", "fourkernels-none");
+    assert_eq!(label_addresses(&elf).len(), 4);
+    let out = sim_host(
+        &dir,
+        &[
+            "run",
+            "-q",
+            "--target",
+            "cortex-m4",
+            "--report-json",
+            "r.json",
+            elf.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(warnings(&json(&dir.join("r.json"))), Vec::<String>::new());
+    let out = sim_host(
+        &dir,
+        &["arp", "stats", "/dev/null", "--elf", elf.to_str().unwrap()],
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{}",
+        text(&out)
+    );
+}

@@ -227,6 +227,16 @@ fn analyse(
     Analysed { calls, warnings }
 }
 
+/// Whether `image` can enter sections: an uninstrumented build
+/// (-DARP_NONE) keeps its labels and enters none, so its labels are
+/// expected to name nothing.
+fn is_instrumented(image: &GuestImage) -> bool {
+    image
+        .functions
+        .iter()
+        .any(|f| SectionKind::enter(&f.name).is_some())
+}
+
 /// The names of the sections entered at `sites` (enter-call addresses as
 /// the host records them, with the section id where it is known) in
 /// `image`, read from its ELF file.
@@ -235,6 +245,7 @@ pub fn at_sites(image: &GuestImage, sites: &[Site]) -> Naming {
     let debug = DebugInfo::load(&bytes).ok().flatten();
     let labels = section_labels(debug.as_ref());
     let mut warnings = image.arp_names.problems.clone();
+    let instrumented = is_instrumented(image);
     // every function holding a label is read (a label the run's sections
     // do not reach is said too), and one holding a site whose section id
     // the caller does not know when the ELF gives names by id
@@ -263,7 +274,9 @@ pub fn at_sites(image: &GuestImage, sites: &[Site]) -> Naming {
             .filter(|f| functions.contains(&f.addr))
         {
             let analysed = analyse(image, debug.as_ref(), &decoder, &labels, f);
-            warnings.extend(analysed.warnings);
+            if instrumented {
+                warnings.extend(analysed.warnings);
+            }
             for call in analysed.calls {
                 found.insert(site_of_return(call.ret), call);
             }
@@ -296,12 +309,7 @@ pub fn by_sid(image: &GuestImage) -> SidNames {
     let debug = DebugInfo::load(&bytes).ok().flatten();
     let labels = section_labels(debug.as_ref());
     let mut warnings = image.arp_names.problems.clone();
-    // an uninstrumented build (-DARP_NONE) keeps its labels and enters no
-    // section: its labels are expected to name nothing
-    let instrumented = image
-        .functions
-        .iter()
-        .any(|f| SectionKind::enter(&f.name).is_some());
+    let instrumented = is_instrumented(image);
     let mut names: BTreeMap<u16, Vec<String>> = image
         .arp_names
         .by_sid
