@@ -430,8 +430,7 @@ impl CallgrindCollector {
             .iter()
             .map(|s| {
                 named
-                    .names
-                    .get(s)
+                    .get(*s)
                     .map_or_else(|| format!("section@{:#x}", s.addr), |n| n.text())
             })
             .collect()

@@ -466,13 +466,13 @@ pub fn named_section_rows(
             path: t.path.clone(),
             functions: t.functions.clone(),
             sources: sites_of(t)
-                .iter()
-                .filter_map(|s| Some(named.names.get(s)?.location.clone()))
+                .into_iter()
+                .filter_map(|s| Some(named.get(s)?.location))
                 .collect(),
             names: sites_of(t)
-                .iter()
+                .into_iter()
                 .map(|s| {
-                    named.names.get(s).map_or_else(
+                    named.get(s).map_or_else(
                         || format!("section {}", s.sid.unwrap_or_default()),
                         |n| n.text(),
                     )

@@ -32,6 +32,7 @@
 //! only), from every enter call whose section id is an immediate and every
 //! id of `.arp_names`.
 
+use crate::image::arp_names;
 use crate::image::dwarf::{DebugInfo, Label};
 use crate::image::elf::{Function, GuestImage};
 use crate::image::symbols::{self, SourceLocation};
@@ -70,12 +71,39 @@ pub struct Site {
     pub sid: Option<u16>,
 }
 
-/// Names by site, and what could not be named as it should.
-#[derive(Debug, Default)]
-pub struct Naming {
-    pub names: HashMap<Site, SectionName>,
+/// Names by site, and what could not be named as it should. Kept per
+/// enter-call address (a site's label and place), the given names per id
+/// in the image: one enter call of a variable id may enter 65,536
+/// sections, which cost no entry each here.
+#[derive(Debug)]
+pub struct Naming<'a> {
+    sites: HashMap<u64, SiteName>,
+    given: &'a arp_names::GivenNames,
     /// Problems of `.arp_names` and labels that name no section.
     pub warnings: Vec<String>,
+}
+
+/// What is known of one enter call.
+#[derive(Debug)]
+struct SiteName {
+    label: Option<String>,
+    /// Its immediate section id, when it has one.
+    sid: Option<u16>,
+    location: SourceLocation,
+}
+
+impl Naming<'_> {
+    /// The name of the section `site` entered, if the site was asked for;
+    /// a site without an id takes its call's immediate one.
+    pub fn get(&self, site: Site) -> Option<SectionName> {
+        let known = self.sites.get(&site.addr)?;
+        let sid = site.sid.or(known.sid);
+        Some(SectionName {
+            given: sid.and_then(|s| self.given.get(s)).map(str::to_owned),
+            label: known.label.clone(),
+            location: known.location.clone(),
+        })
+    }
 }
 
 /// Names by section id (`arp ... --elf`), and the warnings.
@@ -240,7 +268,7 @@ fn is_instrumented(image: &GuestImage) -> bool {
 /// The names of the sections entered at `sites` (enter-call addresses as
 /// the host records them, with the section id where it is known) in
 /// `image`, read from its ELF file.
-pub fn at_sites(image: &GuestImage, sites: &[Site]) -> Naming {
+pub fn at_sites<'a>(image: &'a GuestImage, sites: &[Site]) -> Naming<'a> {
     let bytes = std::fs::read(&image.file).unwrap_or_default();
     let debug = DebugInfo::load(&bytes).ok().flatten();
     let labels = section_labels(debug.as_ref());
@@ -282,22 +310,22 @@ pub fn at_sites(image: &GuestImage, sites: &[Site]) -> Naming {
             }
         }
     }
-    let names = sites
-        .iter()
-        .map(|&site| {
+    let mut named: HashMap<u64, SiteName> = HashMap::new();
+    for site in sites {
+        named.entry(site.addr).or_insert_with(|| {
             let call = found.get(&site.addr);
-            let sid = site
-                .sid
-                .or_else(|| call.and_then(|c| c.sid).and_then(|s| u16::try_from(s).ok()));
-            let name = SectionName {
-                given: sid.and_then(|s| image.arp_names.get(s)).map(str::to_owned),
+            SiteName {
                 label: call.and_then(|c| c.label.clone()),
+                sid: call.and_then(|c| c.sid).and_then(|s| u16::try_from(s).ok()),
                 location: symbols::locate(image, debug.as_ref(), site.addr),
-            };
-            (site, name)
-        })
-        .collect();
-    Naming { names, warnings }
+            }
+        });
+    }
+    Naming {
+        sites: named,
+        given: &image.arp_names,
+        warnings,
+    }
 }
 
 /// The name of each section id entered in `image`'s code with an
