@@ -182,6 +182,50 @@ extern void arpsim_start(const arp_tid, const arp_sid, const arp_mode);
 
 #endif /* ARP_NONE */
 
+/* Section names that survive the optimiser (sim-host; not in the manual).
+ *
+ *   ARP_SECTION_NAME(sid, "name");
+ *
+ * names section `sid` "name" in every output of sim-host (report, JSON,
+ * callgrind, trace events, suites, plots, `arp ... --elf`), before its
+ * ato_kernel_* / ato_profile_* label and its function (file:line). A label
+ * is only as good as the compiler keeps it: under -O2 GCC may give several
+ * labels one address, and then they cannot tell their sections apart.
+ * This macro instead writes (sid, name) into a section of the ELF file,
+ * `.arp_names`, that is not loaded into the guest's memory: it costs no
+ * code, no data and no cycle, no optimisation can merge or drop it, and
+ * --gc-sections keeps it (it is not allocated and has no relocation).
+ *
+ * Usable at file scope or inside a function (inside a function it is kept
+ * as long as that function's code is, so file scope is the safe place).
+ * `sid` must be an integer literal or a macro expanding to one, 0..65535
+ * (the assembler reads it: no enum constant, no `u` suffix); `name` a
+ * string literal, without a NUL inside. Naming a section twice with the
+ * same name is harmless; two different names for one id are reported.
+ * Each record is the id (2 bytes, little-endian) followed by the name and
+ * its NUL. With -DARP_NONE, or a compiler that does not produce ELF with
+ * GNU inline assembly, the macro expands to nothing that reaches the
+ * object file. */
+#define ARP_SECTION_NAME_STR_(x) #x
+#define ARP_SECTION_NAME_STR(x) ARP_SECTION_NAME_STR_(x)
+#if !defined(ARP_NONE) && defined(__GNUC__) && defined(__ELF__)
+/* "%progbits": ARM's assembler reads `@` as a comment; GNU as accepts `%`
+ * for the section type on every ELF target (RISC-V and x86 included). */
+#define ARP_SECTION_NAME(sid, name)                                     \
+    __asm__(".pushsection .arp_names,\"\",%progbits\n\t"               \
+            ".2byte " ARP_SECTION_NAME_STR(sid) "\n\t"                 \
+            ".asciz " ARP_SECTION_NAME_STR(name) "\n\t"                \
+            ".popsection")
+#elif defined(__cplusplus)
+#define ARP_SECTION_NAME(sid, name) static_assert(true, "ARP_SECTION_NAME")
+#elif defined(__GNUC__)
+/* a declaration that declares nothing, valid wherever the macro is;
+ * __extension__ keeps -std=c99 -pedantic quiet about C11's keyword */
+#define ARP_SECTION_NAME(sid, name) __extension__ _Static_assert(1, "ARP_SECTION_NAME")
+#else
+#define ARP_SECTION_NAME(sid, name) _Static_assert(1, "ARP_SECTION_NAME")
+#endif
+
 #ifdef __cplusplus
 }
 #endif

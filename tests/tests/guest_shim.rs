@@ -90,6 +90,8 @@ fn header_compiles_in_every_mode(compiler: &str, lang: &str) {
     std::fs::write(
         &source,
         r#"#include <atomium_rp.h>
+#define THREE 3
+ARP_SECTION_NAME(THREE, "three \"quoted\"");
 static void enter(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
 static void leave(const arp_sid s, void *d, void *c) { (void)s; (void)d; (void)c; }
 int main(void) {
@@ -101,6 +103,7 @@ int main(void) {
     arp_leave_kernel(1, 1);
     arp_leave(1, 2);
     arp_finish();
+    ARP_SECTION_NAME(65535, "four");
     (void)enter; (void)leave; /* dropped by the ARP_SIM and ARP_NONE macros */
 #if defined(ARP_NONE)
     return side_effects; /* 0: arguments are not evaluated */
@@ -149,7 +152,36 @@ int main(void) {
             Some("-DARP_NONE") => assert!(!symbols.contains("arp"), "{symbols}"),
             _ => assert!(symbols.contains("arp_start"), "{symbols}"),
         }
+        // ARP_SECTION_NAME: records in a section that is not loaded, none
+        // with ARP_NONE
+        let object = std::fs::read(dir.join("use.o")).unwrap();
+        let names = section_names_of(&object);
+        match mode {
+            Some("-DARP_NONE") => assert_eq!(names, None, "{compiler}"),
+            _ => {
+                let names = names.expect("the object has .arp_names");
+                assert!(names.problems.is_empty(), "{:?}", names.problems);
+                let expected: std::collections::BTreeMap<u16, String> = [
+                    (3, "three \"quoted\"".to_owned()),
+                    (65535, "four".to_owned()),
+                ]
+                .into();
+                assert_eq!(names.by_sid, expected, "{compiler} {mode:?}");
+            }
+        }
     }
+}
+
+/// The names of an object's `.arp_names` (checked to be not allocated).
+fn section_names_of(object: &[u8]) -> Option<sim_host::image::arp_names::GivenNames> {
+    let elf = Elf::parse(object).unwrap();
+    let sh = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".arp_names"))?;
+    assert_eq!(sh.sh_flags, 0, ".arp_names must not be allocated");
+    let range = sh.file_range().expect("it has contents");
+    Some(sim_host::image::arp_names::parse(&object[range]))
 }
 
 #[test]
@@ -165,4 +197,103 @@ fn header_compiles_in_every_mode_as_c() {
 #[cfg_attr(not(has_gxx), ignore = "needs a host g++ (apt-get install g++)")]
 fn header_compiles_in_every_mode_as_cpp() {
     header_compiles_in_every_mode("g++", "c++");
+}
+
+/// Issue 39: a preset stack gives way to `-Wl,--defsym=__stack_size=N`
+/// (picolibc.ld's own convention, `DEFINED(__stack_size) ? ...`). A
+/// program whose .bss does not fit beside the preset stack fails to link
+/// with it, links with a smaller one, has that stack in its ELF (the
+/// symbol and the `.stack` region), and runs. With the SDK's copy of the
+/// linker scripts, on the RP2040 map (224 KiB of stack in 264 KiB of RAM)
+/// and an MPS2 map (256 KiB in 4 MiB).
+#[test]
+fn a_preset_stack_gives_way_to_defsym() {
+    let dir = scratch("stack-defsym");
+    let sdk = dir.join("sdk");
+    let out = Command::new(e2e_tests::sim_host_bin())
+        .args(["sdk", "install"])
+        .arg(&sdk)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (target, .bss bytes, a stack that leaves room for them)
+    for (target, bss, stack) in [
+        ("rp2040", 128 * 1024, 0x8000u64),
+        ("cortex-m0plus", 128 * 1024, 0x8000),
+        ("cortex-m3", 4000 * 1024, 0x10000),
+    ] {
+        let work = dir.join(target);
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(
+            work.join("big.c"),
+            format!(
+                "#include <stdio.h>\nchar big[{bss}];\n\
+                 int main(int argc, char **argv) {{\n    (void)argv;\n    \
+                 big[sizeof big - argc] = 7;\n    \
+                 printf(\"%d\\n\", big[sizeof big - argc]);\n    return 0;\n}}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            work.join("Makefile"),
+            format!(
+                "include {}/make/{target}.mk\n\
+                 big.elf: big.c\n\t$(CC) $(SDK_CFLAGS) $(CFLAGS) big.c $(SDK_LDFLAGS) -o $@\n",
+                sdk.display()
+            ),
+        )
+        .unwrap();
+        let make = |cflags: &str| {
+            let _ = std::fs::remove_file(work.join("big.elf"));
+            Command::new("make")
+                .current_dir(&work)
+                .arg(format!("CFLAGS={cflags}"))
+                .output()
+                .unwrap()
+        };
+        let preset = make("");
+        let said = String::from_utf8_lossy(&preset.stderr);
+        assert!(
+            !preset.status.success(),
+            "{target}: links with the preset stack"
+        );
+        assert!(said.contains("region `ram' overflowed"), "{target}: {said}");
+        let out = make(&format!("-Wl,--defsym=__stack_size={stack:#x}"));
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(work.join("big.elf")).unwrap();
+        let elf = Elf::parse(&bytes).unwrap();
+        let stack_size = elf
+            .syms
+            .iter()
+            .find(|s| elf.strtab.get_at(s.st_name) == Some("__stack_size"))
+            .expect("__stack_size")
+            .st_value;
+        assert_eq!(stack_size, stack, "{target}");
+        let region = elf
+            .section_headers
+            .iter()
+            .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".stack"))
+            .expect(".stack");
+        assert_eq!(region.sh_size, stack, "{target}");
+        let run = Command::new(e2e_tests::sim_host_bin())
+            .args(["run", "-q", "--target", target])
+            .arg(work.join("big.elf"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{target}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "7\n", "{target}");
+    }
 }

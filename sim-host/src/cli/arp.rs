@@ -20,6 +20,7 @@ use arpsim::tools::{self, ConvertOptions};
 use arpsim::types::{FileFormat, Mode};
 use sim_host::image::elf::GuestImage;
 use sim_host::model::exit;
+use sim_host::say;
 use sim_host::tools::gate;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -53,7 +54,11 @@ fn name_map(elf: Option<&Path>) -> Result<BTreeMap<u16, String>> {
         return Ok(BTreeMap::new());
     };
     let image = GuestImage::inspect(elf).with_context(|| format!("--elf {}", elf.display()))?;
-    Ok(sim_host::observe::section_names::by_sid(&image))
+    let named = sim_host::observe::section_names::by_sid(&image);
+    for w in &named.warnings {
+        say!("sim-host: --elf {}: warning: {w}", elf.display());
+    }
+    Ok(named.names)
 }
 
 #[derive(clap::Subcommand)]

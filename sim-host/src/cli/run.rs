@@ -305,6 +305,9 @@ pub fn run(mut args: Args) -> Result<i32> {
             return Ok(exit::SETUP);
         }
     };
+    for note in &prepared.notes {
+        say!("sim-host: note: {note}");
+    }
     if let Some(address) = args.gdb {
         match link_to_gdb(address, args.gdb_no_wait, &stop) {
             Ok(Some(link)) => {

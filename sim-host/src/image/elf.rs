@@ -87,6 +87,8 @@ pub struct GuestImage {
     pub symbols: Vec<(String, u64)>,
     /// What code it needs, from its build attributes (`image::attributes`).
     pub needs: Option<crate::model::isa::Needs>,
+    /// The section names of its `.arp_names` (`image::arp_names`).
+    pub arp_names: super::arp_names::GivenNames,
 }
 
 fn machine_name(machine: u16) -> String {
@@ -342,6 +344,7 @@ impl GuestImage {
             functions,
             symbols,
             needs: super::attributes::needs(&elf, bytes, arch),
+            arp_names: super::arp_names::read(&elf, bytes),
         })
     }
 

@@ -413,18 +413,25 @@ impl CallgrindCollector {
 
     /// Each section's name (`observe::section_names`), by section.
     fn section_names(&self) -> Vec<String> {
-        let sites: Vec<u64> = self
+        use crate::observe::section_names::{at_sites, site_of_return, Site};
+        // a frame is one enter call, whatever section id it entered: the
+        // id is the call's immediate, when it has one (found in the code);
+        // the naming's warnings are the report's
+        let sites: Vec<Site> = self
             .sections
             .iter()
-            .map(|&r| crate::observe::section_names::site_of_return(r))
+            .map(|&r| Site {
+                addr: site_of_return(r),
+                sid: None,
+            })
             .collect();
-        let named = crate::observe::section_names::at_sites(&self.image, &sites);
+        let named = at_sites(&self.image, &sites);
         sites
             .iter()
             .map(|s| {
                 named
-                    .get(s)
-                    .map_or_else(|| format!("section@{s:#x}"), |n| n.text())
+                    .get(*s)
+                    .map_or_else(|| format!("section@{:#x}", s.addr), |n| n.text())
             })
             .collect()
     }

@@ -273,7 +273,8 @@ impl Report {
         };
         let host_seconds = outcome.host_time.as_secs_f64();
         let cycles = outcome.cycles;
-        let sections = section_rows(&outcome.sections, &outcome.image, cycles, &outcome.tasks);
+        let (sections, naming) =
+            named_section_rows(&outcome.sections, &outcome.image, cycles, &outcome.tasks);
         Report {
             schema_version: SCHEMA_VERSION,
             elf: elf.to_owned(),
@@ -301,7 +302,7 @@ impl Report {
                     records: *records,
                     partial: *partial,
                 }),
-            warnings: outcome.warnings.clone(),
+            warnings: outcome.warnings.iter().cloned().chain(naming).collect(),
             unpriced: outcome.unpriced.clone(),
             threads_created: outcome.threads_created,
             peripherals: outcome.peripheral_accesses.clone(),
@@ -508,26 +509,46 @@ pub fn section_rows(
     cycles: u64,
     contexts: &[crate::host::tasks::ContextStats],
 ) -> Vec<SectionRow> {
-    let sites: Vec<u64> = traces.iter().flat_map(|t| t.sites.clone()).collect();
-    let named = crate::observe::section_names::at_sites(image, &sites);
-    traces
+    named_section_rows(traces, image, cycles, contexts).0
+}
+
+/// [`section_rows`], and the warnings of naming them
+/// (`section_names::Naming::warnings`).
+pub fn named_section_rows(
+    traces: &[TraceStats],
+    image: &GuestImage,
+    cycles: u64,
+    contexts: &[crate::host::tasks::ContextStats],
+) -> (Vec<SectionRow>, Vec<String>) {
+    use crate::observe::section_names::{at_sites, Site};
+    let sites_of = |t: &TraceStats| -> Vec<Site> {
+        t.sites
+            .iter()
+            .zip(&t.path)
+            .map(|(&addr, &sid)| Site {
+                addr,
+                sid: Some(sid),
+            })
+            .collect()
+    };
+    let sites: Vec<Site> = traces.iter().flat_map(sites_of).collect();
+    let named = at_sites(image, &sites);
+    let rows = traces
         .iter()
         .map(|t| SectionRow {
             path: t.path.clone(),
             functions: t.functions.clone(),
-            sources: t
-                .sites
-                .iter()
-                .filter_map(|s| Some(named.get(s)?.location.clone()))
+            sources: sites_of(t)
+                .into_iter()
+                .filter_map(|s| Some(named.get(s)?.location))
                 .collect(),
-            names: t
-                .sites
-                .iter()
-                .zip(&t.path)
-                .map(|(s, sid)| {
-                    named
-                        .get(s)
-                        .map_or_else(|| format!("section {sid}"), |n| n.text())
+            names: sites_of(t)
+                .into_iter()
+                .map(|s| {
+                    named.get(s).map_or_else(
+                        || format!("section {}", s.sid.unwrap_or_default()),
+                        |n| n.text(),
+                    )
                 })
                 .collect(),
             kind: t.kind,
@@ -553,7 +574,8 @@ pub fn section_rows(
                 .collect(),
             memory: t.memory,
         })
-        .collect()
+        .collect();
+    (rows, named.warnings)
 }
 
 /// The run's contexts as rows: each one's cycles and share of the run.

@@ -154,6 +154,9 @@ pub struct Prepared {
     measured: Option<u64>,
     /// Drawn while the guest runs; erased when dropped.
     progress: Option<Progress>,
+    /// What the caller should tell the user before the run (an option
+    /// that has nothing to act on, for instance).
+    pub notes: Vec<String>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -291,15 +294,19 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
     if let Some(path) = &spec.svd {
         options.peripherals.svd = svd::load(path).context("--svd")?;
     }
+    // issue 39: one script passes the same flags to every core, and a core
+    // without peripheral ranges (cortex-m33) simply has nothing to ignore
+    let mut notes = Vec::new();
     if options.peripherals.ignore
         && target.system.peripherals.is_empty()
         && options.peripherals.svd.is_empty()
     {
-        bail!(
+        notes.push(format!(
             "--peripherals ignore: target `{}` lists no peripheral range (its [system] \
-             peripherals) and no --svd file names any: there is nothing to ignore",
+             peripherals) and no --svd file names any: there is nothing to ignore, and \
+             every access outside its memory faults as without the option",
             target.name
-        );
+        ));
     }
     if expected.is_some() {
         options.expect_output = expected;
@@ -312,6 +319,7 @@ fn load_the_rest(spec: &RunSpec, target: Target, image: GuestImage) -> Result<Pr
         callgrind,
         measured,
         progress,
+        notes,
     })
 }
 
@@ -397,6 +405,7 @@ pub fn execute(spec: &RunSpec, prepared: Prepared) -> Result<Finished, MachineEr
         callgrind,
         measured,
         progress,
+        notes: _,
     } = prepared;
     let (name, clock) = (target.name.clone(), target.clock_hz);
     let outcome = engine::run(image, target, options);

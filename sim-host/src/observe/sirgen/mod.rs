@@ -38,7 +38,7 @@ pub mod cfg;
 mod error;
 pub mod loops;
 
-use crate::image::dwarf::{DebugInfo, Frame};
+use crate::image::dwarf::{DebugInfo, Frame, Label};
 use crate::image::elf::{Function, GuestImage};
 use crate::model::target::Target;
 use cfg::{Flow, FunctionCfg, InsnDecoder};
@@ -87,7 +87,7 @@ impl SectionKind {
         }
     }
 
-    fn label_prefix(self) -> Option<&'static str> {
+    pub(crate) fn label_prefix(self) -> Option<&'static str> {
         match self {
             SectionKind::Plain => None,
             SectionKind::Kernel => Some("ato_kernel"),
@@ -259,6 +259,7 @@ pub fn generate(
         map: ProfileMap::default(),
         warnings: &mut warnings,
         used_labels: HashSet::new(),
+        said_collisions: HashSet::new(),
     };
     let functions: Vec<&Function> = image
         .functions
@@ -371,6 +372,8 @@ struct Builder<'a, 'd> {
     map: ProfileMap,
     warnings: &'a mut Vec<String>,
     used_labels: HashSet<u64>,
+    /// The addresses of colliding labels already warned about.
+    said_collisions: HashSet<u64>,
 }
 
 impl Builder<'_, '_> {
@@ -738,6 +741,26 @@ impl Builder<'_, '_> {
             .collect()
     }
 
+    /// `f`'s labels that can name a section; labels of one kind at one
+    /// address name none, and are said once (when a section that needs
+    /// them, one without a given name, meets them).
+    fn attributable(&mut self, labels: &[Label], f: &Function, needed: bool) -> Vec<Label> {
+        let (usable, collisions) = attributable_labels(labels, f);
+        for c in collisions.into_iter().filter(|_| needed) {
+            if self.said_collisions.insert(c.addr) {
+                self.warnings.push(format!(
+                    "{}: labels {} are all at {:#010x}: the compiler gave them one address, \
+                     so none of them names a section (ARP_SECTION_NAME in atomium_rp.h \
+                     names a section whatever the optimiser does)",
+                    f.name,
+                    c.names.join(", "),
+                    c.addr
+                ));
+            }
+        }
+        usable
+    }
+
     /// The section opened by the enter call at `call_addr`.
     #[allow(clippy::too_many_arguments)]
     fn section(
@@ -764,9 +787,13 @@ impl Builder<'_, '_> {
             return None;
         }
         let body = section_body(self.image, cfg, start, sid, kind);
+        let given = sid
+            .and_then(|s| u16::try_from(s).ok())
+            .and_then(|s| self.image.arp_names.get(s));
         let label = self.debug.and_then(|debug| {
+            let usable = self.attributable(&debug.labels, f, given.is_none());
             section_label(
-                &debug.labels,
+                &usable,
                 &self.used_labels,
                 f,
                 cfg,
@@ -778,17 +805,21 @@ impl Builder<'_, '_> {
         });
         let addrs = body_addrs(cfg, &body);
         let location = self.lines_of(&addrs, Some(call_addr));
-        let (id, name) = match &label {
-            Some(l) => {
-                self.used_labels.insert(l.addr);
-                (self.fresh_id(&l.name), l.name.clone())
-            }
-            None => {
+        if let Some(l) = &label {
+            self.used_labels.insert(l.addr);
+        }
+        let (id, name) = match (given, &label) {
+            // ARP_SECTION_NAME first (`observe::section_names`'s rule);
+            // the id stays what the label or the place makes it
+            (Some(given), Some(l)) => (self.fresh_id(&l.name), given.to_owned()),
+            (None, Some(l)) => (self.fresh_id(&l.name), l.name.clone()),
+            (given, None) => {
                 let sid_text = sid.map_or("unknown".to_string(), |s| s.to_string());
                 let line = self.frames(call_addr).first().and_then(|fr| fr.line);
-                let name = match line {
-                    Some(line) => format!("{}:{line}", f.name),
-                    None => format!("{}+{:#x}", f.name, call_addr - f.addr),
+                let name = match (given, line) {
+                    (Some(given), _) => given.to_owned(),
+                    (None, Some(line)) => format!("{}:{line}", f.name),
+                    (None, None) => format!("{}+{:#x}", f.name, call_addr - f.addr),
                 };
                 (self.fresh_id(&format!("s{sid_text}_{}_{n}", f.name)), name)
             }
@@ -872,7 +903,7 @@ pub(crate) fn section_body(
 /// after the label), the nearest to `start`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn section_label(
-    labels: &[crate::image::dwarf::Label],
+    labels: &[Label],
     used: &HashSet<u64>,
     f: &Function,
     cfg: &FunctionCfg,
@@ -907,6 +938,59 @@ pub(crate) fn section_label(
         })
         .min_by_key(|l| l.addr.abs_diff(start))
         .cloned()
+}
+
+/// The ARP manual's label prefix of `name`, if it is a section label.
+pub(crate) fn label_prefix(name: &str) -> Option<&'static str> {
+    ["ato_kernel", "ato_profile"]
+        .into_iter()
+        .find(|p| name.starts_with(p))
+}
+
+/// Labels of one kind that share an address: they cannot tell their
+/// sections apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Collision {
+    pub addr: u64,
+    pub prefix: &'static str,
+    pub names: Vec<String>,
+}
+
+/// `f`'s section labels that can name a section, and the collisions set
+/// aside.
+pub(crate) fn attributable_labels(labels: &[Label], f: &Function) -> (Vec<Label>, Vec<Collision>) {
+    let mine: Vec<&Label> = labels
+        .iter()
+        .filter(|l| (f.addr..f.addr + f.size).contains(&l.addr))
+        .collect();
+    let mut groups: BTreeMap<(u64, &'static str), Vec<String>> = BTreeMap::new();
+    for l in &mine {
+        let names = groups
+            .entry((l.addr, label_prefix(&l.name).unwrap_or("")))
+            .or_default();
+        if !names.contains(&l.name) {
+            names.push(l.name.clone());
+        }
+    }
+    let collisions: Vec<Collision> = groups
+        .into_iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|((addr, prefix), names)| Collision {
+            addr,
+            prefix,
+            names,
+        })
+        .collect();
+    let usable = mine
+        .into_iter()
+        .filter(|l| {
+            !collisions
+                .iter()
+                .any(|c| c.names.contains(&l.name) && c.addr == l.addr)
+        })
+        .cloned()
+        .collect();
+    (usable, collisions)
 }
 
 /// Every instruction address of the blocks `body`.
@@ -975,6 +1059,7 @@ mod tests {
             functions: Vec::new(),
             symbols: Vec::new(),
             needs: None,
+            arp_names: Default::default(),
         };
         let mut warnings = Vec::new();
         let mut b = Builder {
@@ -985,6 +1070,7 @@ mod tests {
             map: ProfileMap::default(),
             warnings: &mut warnings,
             used_labels: HashSet::new(),
+            said_collisions: HashSet::new(),
         };
         assert_eq!(b.fresh_id("u_f"), "u_f");
         assert_eq!(b.fresh_id("u_f"), "u_f_2");
