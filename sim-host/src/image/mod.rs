@@ -5,3 +5,4 @@ pub mod attributes;
 pub mod dwarf;
 pub mod elf;
 pub mod symbols;
+pub mod tombstones;
