@@ -38,7 +38,18 @@ pub const NEEDS: &[(&str, Probe<'static>)] = &[
     ("callgrind_annotate", Probe::Program("callgrind_annotate")),
     ("parallel", Probe::Program("parallel")),
     ("xmllint", Probe::Program("xmllint")),
+    ("cargo", Probe::Program("cargo")),
+    ("rust_thumbv6m", Probe::RustTarget("thumbv6m-none-eabi")),
+    ("rust_thumbv7m", Probe::RustTarget("thumbv7m-none-eabi")),
     ("rust_thumbv7em", Probe::RustTarget("thumbv7em-none-eabi")),
+    (
+        "rust_thumbv7em_hf",
+        Probe::RustTarget("thumbv7em-none-eabihf"),
+    ),
+    (
+        "rust_thumbv8m_main_hf",
+        Probe::RustTarget("thumbv8m.main-none-eabihf"),
+    ),
     (
         "rust_riscv32imac",
         Probe::RustTarget("riscv32imac-unknown-none-elf"),
@@ -73,6 +84,9 @@ impl Probe<'_> {
         match self {
             // not (yet) among what scripts/bootstrap.sh installs
             Probe::Program("g++") => "needs g++: install it with apt-get install g++".to_owned(),
+            Probe::Program("cargo") => {
+                "needs cargo: install the Rust toolchain (rustup)".to_owned()
+            }
             Probe::Program(name) => {
                 format!("needs {name}: install it with scripts/bootstrap.sh")
             }

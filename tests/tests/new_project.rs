@@ -291,9 +291,81 @@ const RUST_TARGETS: [(&str, &str, &str); 2] = [
 
 fn new_rust_project_runs(target: (&str, &str, &str)) {
     let project = rust_project(target);
+    assert_rust_ran(&project.run, &project.name, target.0);
+}
+
+/// A Rust project's run: [`assert_ran`], with every section named in
+/// `main.rs` (the template links without any linker flag for the debug
+/// information: issue 39 saw section 2 named `main (mul.rs:33)`, a
+/// discarded function's line), and on Cortex-M the template's timing line:
+/// the DWT cycle counter around section 2 (where the core has one) and
+/// the SysTick interrupts of 10,000 cycles counted while it ran.
+fn assert_rust_ran(out: &Output, name: &str, target: &str) {
+    let t = sim_host::model::target::builtin(target).unwrap();
+    let main = if t.arch == sim_host::model::target::Arch::Arm {
+        "__cortex_m_rt_main"
+    } else {
+        "__risc_v_rt__main"
+    };
     // demangled: the crate's own function, not `_ZN…17h…E`
-    let function = format!("{}::{}", project.name, target.2);
-    assert_ran(&project.run, &project.name, &function, "main.rs");
+    assert_ran(out, name, &format!("{name}::{main}"), "main.rs");
+    let all = text(out);
+    // the section table's rows (a memory-system table may follow)
+    let rows: Vec<&str> = all
+        .lines()
+        .skip_while(|l| !l.starts_with("section trace"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 2, "{target}: {all}");
+    for row in &rows {
+        assert!(row.contains("(main.rs:"), "{target}: {row}");
+    }
+    let Some(core) = t.system.core.as_ref() else {
+        return;
+    };
+    // section 2's total cycles, the fourth column from the right
+    let section: u64 = rows[0]
+        .split_whitespace()
+        .rev()
+        .nth(4)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let numbers = |line: &str| -> Vec<u64> {
+        line.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let timing = all
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .find(|l| l.contains("SysTick ticks"))
+        .unwrap_or_else(|| panic!("{target}: no timing line: {all}"));
+    let ticks = if core.profile == sim_host::model::cores::Profile::V6M {
+        numbers(timing)[0]
+    } else {
+        let [cycles, ticks] = numbers(timing)[..] else {
+            panic!("{target}: {timing}")
+        };
+        // the counter is read just before arp_start and just after
+        // arp_finish, whose calls cost nothing: a few instructions more
+        // (at most 16 of at most 4 cycles), each fetched with up to 8
+        // stall cycles more from a board's flash with its caches off
+        // (stm32f746: 7 wait states; `sections` counts them all)
+        let memory_system = t.flash.is_some() || t.l1cache.is_some() || t.xip.is_some();
+        let around = if memory_system { 16 * (4 + 8) } else { 16 * 4 };
+        assert!(
+            (section..=section + around).contains(&cycles),
+            "{target}: {timing}, section 2 {section}"
+        );
+        ticks
+    };
+    // SysTick runs from just before arp_start to just after arp_finish
+    assert!(
+        [section / 10_000, section / 10_000 + 1].contains(&ticks),
+        "{target}: {timing}, section 2 {section}"
+    );
 }
 
 #[test]
@@ -352,12 +424,7 @@ fn a_new_rust_project_runs_on_every_core_with_a_rust_target() {
             .args(["run", "-q"])
             .output()
             .unwrap();
-        let main = if t.arch == sim_host::model::target::Arch::Arm {
-            "__cortex_m_rt_main"
-        } else {
-            "__risc_v_rt__main"
-        };
-        assert_ran(&run, &name, &format!("{name}::{main}"), "main.rs");
+        assert_rust_ran(&run, &name, &target);
     }
     eprintln!("cores skipped: {skipped:?}");
     let _ = std::fs::remove_dir_all(&work);

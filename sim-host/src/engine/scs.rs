@@ -64,6 +64,13 @@ fn access(uc: &mut Uc<'_>, addr: u32, size: u8, write: Option<u32>) -> u64 {
             .map(|v| (u64::from(v), Effects::default())),
         Some(value) => sys.scs.write(addr, size, value, now).map(|e| (0, e)),
     };
+    if let Some(note) = sys.scs.take_note() {
+        let at = uc.get_data().image.describe(pc);
+        uc.get_data_mut()
+            .end
+            .warnings
+            .push(format!("{note}; first at {at}"));
+    }
     match result {
         Ok((value, effects)) => {
             apply(uc, effects);

@@ -216,7 +216,7 @@ pub(super) fn new_state(
             .filter(|_| target.arch == Arch::Arm)
             .map(|facts| {
                 let mut scs = Scs::new(facts);
-                scs.reset_vtor(vector_table(image) as u32);
+                scs.reset_vtor(vector_table(image, target) as u32);
                 let mut system = CoreSystem::new(scs);
                 system.observed = (!options.observers.is_empty()).then(Vec::new);
                 Box::new(system)
@@ -399,26 +399,52 @@ pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
 }
 
 /// Where an M-profile core finds its vector table at reset: address 0, or
-/// where the code starts when nothing is at 0 (the reset VTOR of a part
-/// whose boot puts it there: RP2040's boot ROM, AN505's SVTOR).
-fn vector_table(image: &GuestImage) -> u64 {
-    if image.bytes_at(0, 8).is_some() {
-        return 0;
-    }
-    image
-        .segments
+/// where the program's table starts when nothing is at 0 (the reset VTOR
+/// of a part whose boot puts it there: RP2040's boot ROM, AN505's SVTOR,
+/// an STM32's flash). The table is the first of 0 and the loaded segments'
+/// starts, lowest first, that holds an initial stack pointer in RAM and a
+/// reset handler that is a function; cortex-m-rt puts it in a read-only
+/// segment of its own, before the executable one. Without one: 0, or the
+/// lowest executable segment.
+fn vector_table(image: &GuestImage, target: &Target) -> u64 {
+    let mut starts: Vec<u64> = image.segments.iter().map(|s| s.load_addr).collect();
+    starts.sort_unstable();
+    std::iter::once(0)
+        .chain(starts)
+        .find(|&at| table_at(image, target, at).is_some())
+        .unwrap_or_else(|| {
+            if image.bytes_at(0, 8).is_some() {
+                return 0;
+            }
+            image
+                .segments
+                .iter()
+                .filter(|s| s.executable)
+                .map(|s| s.load_addr)
+                .min()
+                .unwrap_or(0)
+        })
+}
+
+/// The initial stack pointer and reset handler of a vector table at `at`,
+/// if it looks like one: the stack pointer in (or just past) a writable
+/// region, the handler a function.
+fn table_at(image: &GuestImage, target: &Target, at: u64) -> Option<(u64, u64)> {
+    let word = |a| {
+        let bytes = image.bytes_at(a, 4)?;
+        Some(u64::from(u32::from_le_bytes(bytes.try_into().ok()?)))
+    };
+    let (sp, pc) = (word(at)?, word(at + 4)?);
+    let sp_in_ram = target
+        .regions
         .iter()
-        .filter(|s| s.executable)
-        .map(|s| s.load_addr)
-        .min()
-        .unwrap_or(0)
+        .any(|r| r.access.write && sp > r.start && sp <= r.end());
+    (sp_in_ram && image.function_at(pc & !1).is_some()).then_some((sp, pc & !1))
 }
 
 /// Initial stack pointer and entry: from the vector table on M-profile
-/// cores (as the hardware does at reset: at address 0, or where the code
-/// starts when nothing is at 0, as the reset VTOR of a part whose code is
-/// elsewhere says), else the ELF entry and the top of the highest RAM
-/// region.
+/// cores (as the hardware does at reset: see [`vector_table`]), else the
+/// ELF entry and the top of the highest RAM region.
 pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
     let ram_top = target
         .regions
@@ -427,18 +453,9 @@ pub(super) fn reset_state(image: &GuestImage, target: &Target) -> (u64, u64) {
         .map(|r| r.end())
         .max()
         .unwrap_or(0);
-    let table = vector_table(image);
     if target.arch == Arch::Arm {
-        if let (Some(sp), Some(pc)) = (image.bytes_at(table, 4), image.bytes_at(table + 4, 4)) {
-            let sp = u64::from(u32::from_le_bytes(sp.try_into().expect("4 bytes")));
-            let pc = u64::from(u32::from_le_bytes(pc.try_into().expect("4 bytes")));
-            let sp_in_ram = target
-                .regions
-                .iter()
-                .any(|r| r.access.write && sp > r.start && sp <= r.end());
-            if sp_in_ram && image.function_at(pc & !1).is_some() {
-                return (sp, pc & !1);
-            }
+        if let Some(reset) = table_at(image, target, vector_table(image, target)) {
+            return reset;
         }
     }
     (ram_top, image.entry & !1)

@@ -1,10 +1,18 @@
 //! Source positions from DWARF: inlined frames per address (addr2line),
 //! `DW_TAG_label`s with their addresses and `DW_TAG_subprogram` declaration
 //! lines (gimli). A file without `.debug_info` has no [`DebugInfo`].
+//!
+//! The DWARF read is that of the live code only: the addresses the linker
+//! left for discarded functions are first rewritten to DWARF's tombstone
+//! in a copy of the file (`image::tombstones`).
 
-use gimli::{EndianSlice, RunTimeEndian};
+use crate::image::tombstones::{self, LiveCode};
+use gimli::{EndianArcSlice, EndianSlice, Reader as _, RunTimeEndian};
 use goblin::elf::Elf;
 use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// Why the debug information could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -15,7 +23,9 @@ pub enum DwarfError {
     Dwarf(String),
 }
 
-type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+/// The DWARF's reader: slices of the file's copy with the discarded
+/// code's addresses buried.
+type Reader = EndianArcSlice<RunTimeEndian>;
 
 /// One frame of the inlining chain at an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,10 +44,13 @@ pub struct Label {
 
 /// The debug information of one ELF.
 pub struct DebugInfo<'a> {
-    ctx: addr2line::Context<Reader<'a>>,
+    ctx: addr2line::Context<Reader>,
     pub labels: Vec<Label>,
     /// `DW_AT_decl_line` of subprograms by their low address.
     pub decl_lines: HashMap<u64, u32>,
+    /// How many addresses of discarded code were buried.
+    pub discarded: usize,
+    file: PhantomData<&'a [u8]>,
 }
 
 impl std::fmt::Debug for DebugInfo<'_> {
@@ -52,57 +65,44 @@ fn dwarf_error(e: impl std::fmt::Display) -> DwarfError {
     DwarfError::Dwarf(e.to_string())
 }
 
-/// The DWARF sections of the ELF `bytes`; `Ok(None)` when it has none.
-pub(crate) fn load_dwarf(bytes: &[u8]) -> Result<Option<gimli::Dwarf<Reader<'_>>>, DwarfError> {
-    let elf = Elf::parse(bytes)
-        .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
-    let mut sections: HashMap<String, &[u8]> = HashMap::new();
-    for sh in &elf.section_headers {
-        let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
-            continue;
-        };
-        if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
-            continue;
-        }
-        let start = sh.sh_offset as usize;
-        let Some(data) = start
-            .checked_add(sh.sh_size as usize)
-            .and_then(|end| bytes.get(start..end))
-        else {
-            return Err(DwarfError::Elf(format!(
-                "section {name} runs past the end of the file"
-            )));
-        };
-        sections.insert(name.to_string(), data);
-    }
-    if !sections.contains_key(".debug_info") {
-        return Ok(None);
-    }
-    let endian = if elf.little_endian {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let dwarf = gimli::Dwarf::load(|id| -> Result<Reader<'_>, gimli::Error> {
-        let data = sections.get(id.name()).copied().unwrap_or(&[]);
-        Ok(EndianSlice::new(data, endian))
-    })
-    .map_err(dwarf_error)?;
-    Ok(Some(dwarf))
-}
-
 impl<'a> DebugInfo<'a> {
     /// Reads the DWARF sections of `bytes`; `Ok(None)` when there are none.
     pub fn load(bytes: &'a [u8]) -> Result<Option<DebugInfo<'a>>, DwarfError> {
-        let Some(dwarf) = load_dwarf(bytes)? else {
+        let elf = Elf::parse(bytes)
+            .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
+        let sections = section_ranges(&elf, bytes.len())?;
+        if !sections.contains_key(".debug_info") {
             return Ok(None);
+        }
+        let endian = if elf.little_endian {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
         };
-        let (labels, decl_lines) = labels_and_subprograms(&dwarf)?;
+        let live = LiveCode::of(&elf);
+        let original = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+            let range = sections.get(id.name()).cloned().unwrap_or(0..0);
+            Ok(EndianSlice::new(&bytes[range], endian))
+        })
+        .map_err(dwarf_error)?;
+        let patches = tombstones::discarded(&original, EndianSlice::new(bytes, endian), &live);
+        let mut copy = bytes.to_vec();
+        tombstones::apply(&mut copy, &patches);
+        let file = EndianArcSlice::new(Arc::from(copy), endian);
+        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader, gimli::Error> {
+            Ok(file.range(sections.get(id.name()).cloned().unwrap_or(0..0)))
+        })
+        .map_err(dwarf_error)?;
+        let (mut labels, mut decl_lines) = labels_and_subprograms(&dwarf)?;
+        labels.retain(|l| !live.is_discarded(l.addr));
+        decl_lines.retain(|addr, _| !live.is_discarded(*addr));
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(dwarf_error)?;
         Ok(Some(DebugInfo {
             ctx,
             labels,
             decl_lines,
+            discarded: patches.len(),
+            file: PhantomData,
         }))
     }
 
@@ -136,20 +136,66 @@ impl<'a> DebugInfo<'a> {
     }
 }
 
+/// The DWARF sections of the ELF `bytes` as they are (no tombstones
+/// rewritten: for readers of types, not of addresses); `Ok(None)` when it
+/// has none.
+pub(crate) fn load_dwarf(
+    bytes: &[u8],
+) -> Result<Option<gimli::Dwarf<EndianSlice<'_, RunTimeEndian>>>, DwarfError> {
+    let elf = Elf::parse(bytes)
+        .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
+    let sections = section_ranges(&elf, bytes.len())?;
+    if !sections.contains_key(".debug_info") {
+        return Ok(None);
+    }
+    let endian = if elf.little_endian {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let dwarf = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+        let range = sections.get(id.name()).cloned().unwrap_or(0..0);
+        Ok(EndianSlice::new(&bytes[range], endian))
+    })
+    .map_err(dwarf_error)?;
+    Ok(Some(dwarf))
+}
+
+/// Where each section with contents is in a file of `len` bytes.
+fn section_ranges(elf: &Elf<'_>, len: usize) -> Result<HashMap<String, Range<usize>>, DwarfError> {
+    let mut sections = HashMap::new();
+    for sh in &elf.section_headers {
+        let Some(name) = elf.shdr_strtab.get_at(sh.sh_name) else {
+            continue;
+        };
+        if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
+            continue;
+        }
+        let start = sh.sh_offset as usize;
+        let Some(end) = start.checked_add(sh.sh_size as usize).filter(|&e| e <= len) else {
+            return Err(DwarfError::Elf(format!(
+                "section {name} runs past the end of the file"
+            )));
+        };
+        sections.insert(name.to_string(), start..end);
+    }
+    Ok(sections)
+}
+
 type LabelsAndLines = (Vec<Label>, HashMap<u64, u32>);
 
 /// The name of `entry`: its own, or (a label of an inlined copy of a
 /// function) that of its abstract origin in the same unit.
 fn entry_name(
-    dwarf: &gimli::Dwarf<Reader<'_>>,
-    unit: &gimli::Unit<Reader<'_>>,
-    entry: &gimli::DebuggingInformationEntry<Reader<'_>>,
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
 ) -> Result<Option<String>, DwarfError> {
     let string = |v| {
         dwarf
             .attr_string(unit, v)
             .ok()
-            .map(|s| s.to_string_lossy().into_owned())
+            .and_then(|s| Some(s.to_string_lossy().ok()?.into_owned()))
     };
     if let Some(v) = entry.attr_value(gimli::DW_AT_name).map_err(dwarf_error)? {
         return Ok(string(v));
@@ -167,7 +213,7 @@ fn entry_name(
         .and_then(string))
 }
 
-fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader<'_>>) -> Result<LabelsAndLines, DwarfError> {
+fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader>) -> Result<LabelsAndLines, DwarfError> {
     let mut labels = Vec::new();
     let mut decl_lines = HashMap::new();
     let mut headers = dwarf.units();
@@ -202,3 +248,6 @@ fn labels_and_subprograms(dwarf: &gimli::Dwarf<Reader<'_>>) -> Result<LabelsAndL
     labels.sort_by_key(|l| l.addr);
     Ok((labels, decl_lines))
 }
+
+#[cfg(test)]
+mod tests;

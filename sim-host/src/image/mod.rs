@@ -8,3 +8,4 @@ pub mod dwarf;
 pub mod elf;
 pub mod rtos;
 pub mod symbols;
+pub mod tombstones;

@@ -108,15 +108,6 @@ fn c_files() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The linker's value for the debug information of discarded functions:
-/// not 0 (lld's default), which on a core whose code starts near address 0
-/// makes them overlap real code and misnames every source location.
-macro_rules! tombstone {
-    () => {
-        "\"-C\", \"link-arg=-zdead-reloc-in-nonalloc=.debug_*=0xffffffff\""
-    };
-}
-
 /// What differs between the Arm and RISC-V runtime crates.
 struct Runtime {
     dependencies: &'static str,
@@ -128,12 +119,12 @@ struct Runtime {
 fn runtime(arch: Arch) -> Runtime {
     match arch {
         Arch::Arm => Runtime {
-            dependencies: "cortex-m-rt = \"0.7\"\ncortex-m-semihosting = \"0.5\"\n\
+            dependencies: "cortex-m = \"0.7\"\ncortex-m-rt = \"0.7\"\ncortex-m-semihosting = \"0.5\"\n\
                            panic-semihosting = { version = \"0.6\", features = [\"exit\"] }",
-            uses: "use cortex_m_rt::entry;\nuse cortex_m_semihosting::{debug, hprintln};\n\
-                   use panic_semihosting as _;",
+            uses: "use cortex_m_rt::{entry, exception};\n\
+                   use cortex_m_semihosting::{debug, hprintln};\nuse panic_semihosting as _;",
             exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
-            rustflags: concat!("\"-C\", \"link-arg=-Tlink.x\", ", tombstone!()),
+            rustflags: "\"-C\", \"link-arg=-Tlink.x\"",
         },
         Arch::Riscv => Runtime {
             dependencies: "riscv-rt = \"0.12\"\nriscv = { version = \"0.12\", features = [\"critical-section-single-hart\"] }\n\
@@ -141,11 +132,92 @@ fn runtime(arch: Arch) -> Runtime {
             uses: "use riscv_rt::entry;\nuse riscv_semihosting::{debug, hprintln};\nuse panic_halt as _;\n\
                    // Linked for its single-hart critical section (semihosting output).\nuse riscv as _;",
             exit: "debug::exit(debug::EXIT_SUCCESS);\n    loop {}",
-            rustflags: concat!(
-                "\"-C\", \"link-arg=-Tmemory.x\", \"-C\", \"link-arg=-Tlink.x\", ",
-                tombstone!()
-            ),
+            rustflags: "\"-C\", \"link-arg=-Tmemory.x\", \"-C\", \"link-arg=-Tlink.x\"",
         },
+    }
+}
+
+/// How a Cortex-M project times its work as firmware does: SysTick
+/// interrupts counted by an `#[exception]` handler, and the DWT cycle
+/// counter where the core has one (not ARMv6-M), unlocked first (a
+/// Cortex-M7's DWT ignores writes until then; elsewhere the unlock is
+/// ignored). The template's `{{TIMER_*}}` text; none on RISC-V.
+#[derive(Default)]
+struct Timing {
+    doc: &'static str,
+    uses: &'static str,
+    items: &'static str,
+    start: String,
+    report: String,
+}
+
+const SYSTICK_ITEMS: &str = "
+/// SysTick's reload value: an interrupt every SYSTICK_RELOAD + 1 core cycles.
+const SYSTICK_RELOAD: u32 = 9_999;
+
+/// SysTick interrupts taken.
+static TICKS: AtomicU32 = AtomicU32::new(0);
+
+#[exception]
+fn SysTick() {
+    TICKS.store(TICKS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+";
+
+const SYSTICK_START: &str =
+    "    // SysTick on the core's clock: an interrupt every SYSTICK_RELOAD + 1 cycles
+    let mut syst = p.SYST;
+    syst.set_clock_source(SystClkSource::Core);
+    syst.set_reload(SYSTICK_RELOAD);
+    syst.clear_current();
+    syst.enable_interrupt();
+    syst.enable_counter();
+";
+
+const DWT_START: &str = "    // the DWT cycle counter: trace enabled, the software lock opened (a
+    // Cortex-M7's DWT ignores writes until then), counting
+    p.DCB.enable_trace();
+    DWT::unlock();
+    p.DWT.enable_cycle_counter();
+";
+
+fn timing(target: &Target) -> Timing {
+    if target.arch != Arch::Arm {
+        return Timing::default();
+    }
+    let v6m = target
+        .system
+        .core
+        .as_ref()
+        .is_some_and(|c| c.profile == crate::model::cores::Profile::V6M);
+    let ticks = "    syst.disable_counter();\n    let ticks = TICKS.load(Ordering::Relaxed);\n";
+    if v6m {
+        return Timing {
+            uses: "use core::sync::atomic::{AtomicU32, Ordering};\n\
+                   use cortex_m::peripheral::syst::SystClkSource;\n\
+                   use cortex_m::peripheral::Peripherals;\n",
+            doc: "//!\n//! It counts SysTick interrupts with an `#[exception]` handler while it\n\
+                  //! works (ARMv6-M has no DWT cycle counter).\n",
+            items: SYSTICK_ITEMS,
+            start: format!("    let p = Peripherals::take().unwrap();\n{SYSTICK_START}"),
+            report: format!("{ticks}    hprintln!(\"{{{{NAME}}}}: {{}} SysTick ticks\", ticks);\n"),
+        };
+    }
+    Timing {
+        uses: "use core::sync::atomic::{AtomicU32, Ordering};\n\
+               use cortex_m::peripheral::syst::SystClkSource;\n\
+               use cortex_m::peripheral::{Peripherals, DWT};\n",
+        doc: "//!\n//! It times its work as firmware does: the DWT cycle counter, and SysTick\n\
+              //! interrupts counted by an `#[exception]` handler.\n",
+        items: SYSTICK_ITEMS,
+        start: format!(
+            "    let mut p = Peripherals::take().unwrap();\n{DWT_START}{SYSTICK_START}    \
+             let start = DWT::cycle_count();\n"
+        ),
+        report: format!(
+            "    let cycles = DWT::cycle_count().wrapping_sub(start);\n{ticks}    \
+             hprintln!(\"{{{{NAME}}}}: {{}} cycles by DWT_CYCCNT, {{}} SysTick ticks\", cycles, ticks);\n"
+        ),
     }
 }
 
@@ -159,11 +231,16 @@ fn rust_files(target: &Target, sim_host: &str) -> Result<Vec<(String, String)>, 
         .clone()
         .ok_or_else(|| ScaffoldError::NoRustTarget(target.name.clone()))?;
     let rt = runtime(target.arch);
+    let timing = timing(target);
     let fill = |text: &str| {
-        text.replace("{{RUST_TARGET}}", &triple)
+        text.replace("{{TIMER_DOC}}", timing.doc)
+            .replace("{{TIMER_ITEMS}}", timing.items)
+            .replace("{{TIMER_START}}", &timing.start)
+            .replace("{{TIMER_REPORT}}", &timing.report)
+            .replace("{{RUST_TARGET}}", &triple)
             .replace("{{SIM_HOST}}", sim_host)
             .replace("{{RUNTIME_DEPENDENCIES}}", rt.dependencies)
-            .replace("{{RUNTIME_USE}}", rt.uses)
+            .replace("{{RUNTIME_USE}}", &format!("{}{}", timing.uses, rt.uses))
             .replace("{{EXIT}}", rt.exit)
             .replace("{{RUSTFLAGS}}", rt.rustflags)
     };
@@ -209,13 +286,17 @@ fn rust_files(target: &Target, sim_host: &str) -> Result<Vec<(String, String)>, 
 
 /// The linker's view of the target's memory map, as the runtime crates
 /// expect it (cortex-m-rt: FLASH and RAM; riscv-rt: the same with region
-/// aliases).
-fn memory_x(target: &Target) -> Result<String, ScaffoldError> {
+/// aliases). FLASH and RAM are the target's largest flash and RAM regions
+/// (the lowest of equal ones): not a part's tightly-coupled or
+/// core-coupled RAM (the STM32F746's 16 KiB ITCM at 0, the STM32F407's
+/// CCM), which cortex-m-rt would put the stack on top of.
+pub fn memory_x(target: &Target) -> Result<String, ScaffoldError> {
     let region = |kind: RegionKind, label: &'static str| {
         target
             .regions
             .iter()
-            .find(|r| r.kind == kind)
+            .filter(|r| r.kind == kind)
+            .min_by_key(|r| (std::cmp::Reverse(r.size), r.start))
             .map(|r| {
                 format!(
                     "  {label} : ORIGIN = {:#010x}, LENGTH = {:#x}\n",
@@ -251,6 +332,24 @@ fn memory_x(target: &Target) -> Result<String, ScaffoldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_x_takes_the_main_flash_and_ram() {
+        let memory = |name| memory_x(&crate::model::target::builtin(name).unwrap()).unwrap();
+        let f746 = memory("stm32f746");
+        assert!(
+            f746.contains("RAM : ORIGIN = 0x20000000, LENGTH = 0x50000"),
+            "{f746}"
+        );
+        assert!(f746.contains("FLASH : ORIGIN = 0x08000000"), "{f746}");
+        let f407 = memory("stm32f407");
+        assert!(
+            f407.contains("RAM : ORIGIN = 0x20000000, LENGTH = 0x20000"),
+            "{f407}"
+        );
+        let rp2040 = memory("rp2040");
+        assert!(rp2040.contains("FLASH : ORIGIN = 0x10000000"), "{rp2040}");
+    }
 
     #[test]
     fn names_are_checked_and_nothing_is_overwritten() {

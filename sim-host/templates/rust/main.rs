@@ -1,7 +1,7 @@
 //! {{NAME}}: a FIR filter over blocks of samples, instrumented with the
 //! ATOMIUM Record & Playback API through `arp-guest`. Section 2 is the
 //! whole run; kernel 1 is one block (its loop index is the block number).
-#![no_std]
+{{TIMER_DOC}}#![no_std]
 #![no_main]
 
 {{RUNTIME_USE}}
@@ -10,7 +10,7 @@ const BLOCKS: usize = 8;
 const BLOCK: usize = 256;
 const TAPS: usize = 16;
 const COEFFICIENTS: [i32; TAPS] = [1, 3, 7, 12, 18, 23, 27, 29, 29, 27, 23, 18, 12, 7, 3, 1];
-
+{{TIMER_ITEMS}}
 #[inline(never)]
 fn fir_block(input: &[i32], output: &mut [i32]) {
     for (i, out) in output.iter_mut().enumerate() {
@@ -27,7 +27,7 @@ fn main() -> ! {
     for (i, x) in input.iter_mut().enumerate() {
         *x = ((i * 37) % 1024) as i32 - 512;
     }
-    arp_guest::start(1, 2, arp_guest::Mode::RecordAverage);
+{{TIMER_START}}    arp_guest::start(1, 2, arp_guest::Mode::RecordAverage);
     arp_guest::section(1, 2, 0, || {
         for (b, out) in output.chunks_mut(BLOCK).enumerate() {
             let first = b * BLOCK;
@@ -36,7 +36,7 @@ fn main() -> ! {
         }
     });
     arp_guest::finish();
-    let checksum = output
+{{TIMER_REPORT}}    let checksum = output
         .iter()
         .fold(0u32, |c, x| c.wrapping_mul(31).wrapping_add(*x as u32));
     hprintln!("{{NAME}}: {} blocks filtered, checksum {:08x}", BLOCKS, checksum);

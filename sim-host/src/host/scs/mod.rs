@@ -14,33 +14,24 @@
 //! written; registers that report faults read as zero (a fault ends the run
 //! before any handler could read them).
 
+pub mod dwt;
+mod error;
 mod names;
 pub mod nvic;
 pub mod systick;
 
 use crate::model::cores::{CoreFacts, Profile};
+use dwt::Dwt;
 use nvic::Exceptions;
 use systick::SysTick;
 
+pub use error::ScsError;
 pub use names::name_of;
 
 /// Where the System Control Space and the DWT are (ARMv7-M B3.2.1, C1.8).
 pub const SCS_BASE: u32 = 0xE000_E000;
 pub const DWT_BASE: u32 = 0xE000_1000;
 pub const BLOCK_SIZE: u32 = 0x1000;
-
-/// An access the model refuses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScsError {
-    pub register: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for ScsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.register, self.message)
-    }
-}
 
 /// What a write asks of the core beyond the register's own state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,43 +45,10 @@ pub struct Effects {
     pub timers_changed: bool,
 }
 
-/// The DWT's cycle counter (C1.8.8): it counts the core's cycles while
-/// DEMCR.TRCENA and DWT_CTRL.CYCCNTENA are set, and wraps at 32 bits.
-#[derive(Debug, Clone, Default)]
-struct CycleCounter {
-    value: u32,
-    at: u64,
-    running: bool,
-}
-
-impl CycleCounter {
-    fn read(&self, now: u64) -> u32 {
-        if self.running {
-            self.value.wrapping_add((now - self.at) as u32)
-        } else {
-            self.value
-        }
-    }
-
-    fn set(&mut self, value: u32, now: u64) {
-        self.value = value;
-        self.at = now;
-    }
-
-    fn run(&mut self, running: bool, now: u64) {
-        self.value = self.read(now);
-        self.at = now;
-        self.running = running;
-    }
-}
-
-const CYCCNTENA: u32 = 1;
 const TRCENA: u32 = 1 << 24;
 /// AIRCR.VECTKEY (writes) and VECTKEYSTAT (reads), B3.2.6.
 const VECTKEY: u32 = 0x05FA;
 const VECTKEYSTAT: u32 = 0xFA05;
-/// The CoreSight lock key of DWT_LAR (Cortex-M7 TRM, C1.8: write 0xC5ACCE55).
-const LAR_KEY: u32 = 0xC5AC_CE55;
 
 /// The System Control Space of one core.
 #[derive(Debug, Clone)]
@@ -105,10 +63,7 @@ pub struct Scs {
     shcsr_enables: u32,
     cpacr: u32,
     demcr: u32,
-    dwt_ctrl: u32,
-    cyccnt: CycleCounter,
-    /// Cortex-M7's DWT software lock (DWT_LAR).
-    dwt_locked: bool,
+    dwt: Dwt,
 }
 
 impl Scs {
@@ -126,10 +81,7 @@ impl Scs {
             shcsr_enables: 0,
             cpacr: 0,
             demcr: 0,
-            // NUMCOMP = 4 comparators, as on Cortex-M3/M4 (their TRMs' DWT)
-            dwt_ctrl: 0x4000_0000,
-            cyccnt: CycleCounter::default(),
-            dwt_locked: facts.cpuid >> 4 & 0xfff == 0xC27,
+            dwt: Dwt::new(facts.cpuid >> 4 & 0xfff),
             facts,
         }
     }
@@ -207,14 +159,11 @@ impl Scs {
     }
 
     fn refuse(addr: u32, message: impl Into<String>) -> ScsError {
-        ScsError {
-            register: name_of(addr),
-            message: message.into(),
-        }
+        ScsError::refuse(addr, message)
     }
 
     fn not_modelled(addr: u32) -> ScsError {
-        Scs::refuse(addr, "not modelled by sim-host")
+        ScsError::not_modelled(addr)
     }
 
     fn absent(&self, addr: u32) -> ScsError {
@@ -369,14 +318,16 @@ impl Scs {
     }
 
     fn read_dwt(&mut self, addr: u32, now: u64) -> Result<u32, ScsError> {
-        let m7 = self.facts.cpuid >> 4 & 0xfff == 0xC27;
-        match addr {
-            _ if self.v6m() => Err(Scs::refuse(addr, "ARMv6-M's DWT has no cycle counter (C1.8 of ARMv6-M: comparators only), and its comparators are not modelled")),
-            0xE000_1000 => Ok(self.dwt_ctrl),
-            0xE000_1004 => Ok(self.cyccnt.read(now)),
-            0xE000_1FB4 if m7 => Ok(0b01 | u32::from(self.dwt_locked) << 1),
-            _ => Err(Scs::not_modelled(addr)),
+        if self.v6m() {
+            return Err(Scs::refuse(addr, "ARMv6-M's DWT has no cycle counter (C1.8 of ARMv6-M: comparators only), and its comparators are not modelled"));
         }
+        self.dwt.read(addr, now)
+    }
+
+    /// The warning a DWT read gave (a read of the Cortex-M7's locked
+    /// DWT), once.
+    pub fn take_note(&mut self) -> Option<String> {
+        self.dwt.take_note()
     }
 
     /// A write of `size` bytes at `addr` at cycle `now`.
@@ -461,7 +412,7 @@ impl Scs {
             0xE000_EDF0 => {} // DHCSR: only a debugger with DBGKEY may write it
             0xE000_EDFC => {
                 self.demcr = value & 0x010F_07F1;
-                self.update_cycle_counter(now);
+                self.dwt.set_trace_enabled(self.demcr & TRCENA != 0, now);
             }
             0xE000_EF00 if !v6m => {
                 let irq = value & 0x1ff;
@@ -542,30 +493,9 @@ impl Scs {
     }
 
     fn write_dwt(&mut self, addr: u32, value: u32, now: u64) -> Result<(), ScsError> {
-        let m7 = self.facts.cpuid >> 4 & 0xfff == 0xC27;
-        match addr {
-            _ if self.v6m() => return Err(self.absent(addr)),
-            0xE000_1FB0 if m7 => self.dwt_locked = value != LAR_KEY,
-            // a locked DWT ignores writes (Cortex-M7: unlock with DWT_LAR)
-            0xE000_1000 | 0xE000_1004 if self.dwt_locked => {}
-            0xE000_1000 => {
-                if value & !CYCCNTENA & 0x0FFF_FFFF != 0 {
-                    return Err(Scs::refuse(
-                        addr,
-                        "only CYCCNTENA is modelled; the DWT's sampling and event counters are not",
-                    ));
-                }
-                self.dwt_ctrl = (self.dwt_ctrl & 0xF000_0000) | (value & CYCCNTENA);
-                self.update_cycle_counter(now);
-            }
-            0xE000_1004 => self.cyccnt.set(value, now),
-            _ => return Err(Scs::not_modelled(addr)),
+        if self.v6m() {
+            return Err(self.absent(addr));
         }
-        Ok(())
-    }
-
-    fn update_cycle_counter(&mut self, now: u64) {
-        let running = self.demcr & TRCENA != 0 && self.dwt_ctrl & CYCCNTENA != 0;
-        self.cyccnt.run(running, now);
+        self.dwt.write(addr, value, now)
     }
 }
