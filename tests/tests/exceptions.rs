@@ -352,3 +352,41 @@ fn frames_are_stacked_only_into_ram() {
         assert!(!text(&run.stdout).contains("taken"), "{target} {msp}");
     }
 }
+
+/// A vector table entry that is not Thumb code, or not code at all, ends
+/// the run at the entry naming the vector and the rule.
+#[test]
+fn a_vector_that_is_not_code_stops_naming_it() {
+    for target in ["cortex-m3", "cortex-m4f", "cortex-m33"] {
+        for (entry, why) in [
+            ("40000001", "not in executable memory"),
+            ("200", "not a Thumb address"),
+        ] {
+            let run = ours(target, &["bad-vector", entry], &[]);
+            assert_eq!(
+                run.status.code(),
+                Some(120),
+                "{target} {entry}: {}",
+                text(&run.stdout)
+            );
+            let err = text(&run.stderr);
+            assert!(
+                err.contains("exception 14: its vector") && err.contains(why),
+                "{target}: {err}"
+            );
+            assert!(!text(&run.stdout).contains("returned"), "{target} {entry}");
+        }
+    }
+}
+
+/// Issue 43 M07: exceptions are refused only while simthread threads are
+/// alive; once the only one was joined, PendSV is taken again.
+#[test]
+fn an_exception_is_taken_once_the_threads_have_ended() {
+    let run = ours("cortex-m3", &["after-threads"], &[]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(
+        text(&run.stdout),
+        "PendSV taken after the thread ended: yes\n"
+    );
+}

@@ -288,3 +288,43 @@ fn per_task_cycles_sum_to_the_run() {
         );
     }
 }
+
+/// A task whose recursion runs past the bottom of its stack: the run
+/// stops at the exception or trap that would stack below it, naming the
+/// task (on ARMv8-M the port's PSPLIM stops the push first: STKOF).
+#[test]
+#[cfg_attr(
+    not(has_freertos_kernel),
+    ignore = "needs the FreeRTOS kernel: `make guests` fetches it (scripts/third-party.py)"
+)]
+fn a_task_stack_overflow_stops_naming_the_task() {
+    require_third_party("freertos-kernel");
+    for (target, _) in CORPUS {
+        let r = Command::new(sim_host_bin())
+            .args([
+                "run",
+                "-q",
+                "--max-cycles",
+                "2000000000",
+                "--target",
+                target,
+            ])
+            .arg(guest(target, "freertos"))
+            .args(["--", "overflow"])
+            .output()
+            .expect("sim-host runs");
+        assert_eq!(r.status.code(), Some(120), "{target}: {}", text(&r.stdout));
+        let err = text(&r.stderr);
+        if target == "cortex-m33" {
+            assert!(
+                err.contains("STKOF") && err.contains("PSPLIM"),
+                "{target}: {err}"
+            );
+        } else {
+            assert!(
+                err.contains("task `overflow`'s stack overflowed") && err.contains("pxStack"),
+                "{target}: {err}"
+            );
+        }
+    }
+}

@@ -324,11 +324,12 @@ fn assert_rust_ran(out: &Output, name: &str, target: &str) {
     let Some(core) = t.system.core.as_ref() else {
         return;
     };
-    // section 2's total cycles, the fourth column from the right
+    // section 2's total cycles, the sixth column from the right (then the
+    // mean, min, max and the two shares)
     let section: u64 = rows[0]
         .split_whitespace()
         .rev()
-        .nth(4)
+        .nth(5)
         .unwrap()
         .parse()
         .unwrap();

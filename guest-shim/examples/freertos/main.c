@@ -33,6 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The sections' names (ARP_SECTION_NAME: the report's, callgrind's and
+ * the trace's; the two workers run one function). */
+ARP_SECTION_NAME(1, "vTaskDelay(10)");
+ARP_SECTION_NAME(2, "worker0's computation");
+ARP_SECTION_NAME(3, "worker1's computation");
+ARP_SECTION_NAME(4, "the whole run");
+
 #define DELAY_TICKS 10
 #define ITEMS 5
 #define WORK 40000

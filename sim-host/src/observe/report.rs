@@ -621,9 +621,13 @@ fn tasks_table(rows: &[TaskRow]) -> String {
     out
 }
 
-/// For each section others ran in: its own task's cycles and who else ran.
+/// For each section others ran in: its own task's cycles and who else ran
+/// (after a blank line: the table's rows end there).
 fn others_text(rows: &[SectionRow]) -> String {
     let mut out = String::new();
+    if rows.iter().any(|r| !r.others.is_empty()) {
+        out.push_str("\nwhile a section was open, others ran:\n");
+    }
     for row in rows.iter().filter(|r| !r.others.is_empty()) {
         let others: Vec<String> = row
             .others

@@ -22,9 +22,12 @@
  *   exceptions wfi N             sleep in WFI until N SysTick interrupts
  *   exceptions sleep-forever     WFI with nothing armed to wake the core
  *   exceptions vtor              VTOR read, written and read again
+ *   exceptions bad-vector X      PendSV through a table whose entry is X (hex)
+ *   exceptions after-threads     a PendSV once a simthread thread was joined
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <simthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +532,38 @@ static void vtor(void)
            (unsigned long)after);
 }
 
+/* PendSV through a vector table in RAM whose PendSV entry is `entry`
+ * (ARMv7-M: VTOR). */
+static uint32_t bad_vectors[48] __attribute__((aligned(256)));
+extern void *__interrupt_vector[];
+
+static void bad_vector(uint32_t entry)
+{
+    memcpy(bad_vectors, __interrupt_vector, sizeof bad_vectors);
+    bad_vectors[14] = entry;
+    REG(0xE000ED08u) = (uint32_t)bad_vectors;
+    REG(ICSR) = PENDSVSET;
+    __asm volatile("dsb\nisb" ::: "memory");
+    puts("the handler returned");
+}
+
+static void nothing(void *arg)
+{
+    (void)arg;
+}
+
+/* Exceptions are delivered to a single-threaded guest: once every
+ * simthread thread has ended and been joined, a PendSV is taken again. */
+static void after_threads(void)
+{
+    simthread_t t;
+    simthread_create(&t, nothing, 0);
+    simthread_join(t);
+    REG(ICSR) = PENDSVSET;
+    __asm volatile("dsb\nisb" ::: "memory");
+    printf("PendSV taken after the thread ended: %s\n", nsnap == 1 ? "yes" : "no");
+}
+
 /* WFI with nothing armed to wake the core. */
 static void sleep_forever(void)
 {
@@ -555,7 +590,8 @@ static int command(int argc, char **argv)
 {
     static const char *const words[] = {"psp-start", "nested",     "tailchain", "unpriv",
                                         "realign",   "fp",         "bad-return", "stack-at",
-                                        "wfi",       "fpcost",     "sleep-forever", "vtor"};
+                                        "wfi",       "fpcost",     "sleep-forever", "vtor",
+                                        "bad-vector", "after-threads"};
     for (int i = 1; i < argc; ++i)
         for (unsigned w = 0; w < sizeof words / sizeof words[0]; ++w)
             if (strcmp(argv[i], words[w]) == 0)
@@ -596,6 +632,10 @@ int main(int argc, char **argv)
         sleep_forever();
     } else if (!strcmp(what, "vtor")) {
         vtor();
+    } else if (!strcmp(what, "bad-vector")) {
+        bad_vector(a);
+    } else if (!strcmp(what, "after-threads")) {
+        after_threads();
     } else {
         printf("usage: exceptions psp-start|nested|tailchain|unpriv|realign|fp L H T|"
                "fpcost L H T|bad-return X [svc]|stack-at X|wfi N|sleep-forever|vtor\n");
