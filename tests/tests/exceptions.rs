@@ -285,44 +285,44 @@ fn wfi_with_nothing_to_wake_the_core_stops_naming_it() {
     assert!(err.contains("B1.5.19") && err.contains(": wfi"), "{err}");
 }
 
+/// The run on `target` with the guest's `args` is a guest fault (exit
+/// 120) whose message holds every one of `needles`; returns its output.
+fn assert_fault(target: &str, args: &[&str], extra: &[&str], needles: &[&str]) -> String {
+    let run = ours(target, args, extra);
+    let (out, err) = (text(&run.stdout), text(&run.stderr));
+    assert_eq!(
+        run.status.code(),
+        Some(120),
+        "{target} {args:?}: {out}{err}"
+    );
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "{target} {args:?}: no `{needle}` in {err}"
+        );
+    }
+    out
+}
+
 /// Issue 43 M09: reserved EXC_RETURN values fault with the rule, never a
 /// return as if they were legal.
 #[test]
 fn reserved_exc_return_values_fault_naming_the_rule() {
     for value in ["fffffff5", "ffffffff", "ffffffb9", "ffffff79", "fffffff8"] {
-        let run = ours("cortex-m3", &["bad-return", value], &[]);
-        assert_eq!(
-            run.status.code(),
-            Some(120),
-            "{value}: {}",
-            text(&run.stdout)
-        );
-        let err = text(&run.stderr);
-        assert!(
-            err.contains(&format!("EXC_RETURN 0x{value}")),
-            "{value}: {err}"
-        );
-        assert!(
-            err.contains("DDI 0403E B1.5.8") && err.contains("INVPC"),
-            "{value}: {err}"
-        );
+        let named = format!("EXC_RETURN 0x{value}");
+        let rule = [named.as_str(), "DDI 0403E B1.5.8", "INVPC"];
+        assert_fault("cortex-m3", &["bad-return", value], &[], &rule);
     }
     // 0xFFFFFFF1 from an exception taken in Thread mode: the frame's
     // stacked IPSR is 0, so Handler mode cannot be returned to
-    let run = ours("cortex-m3", &["bad-return", "fffffff1"], &[]);
-    assert_eq!(run.status.code(), Some(120));
-    assert!(
-        text(&run.stderr).contains("stacked IPSR is 0"),
-        "{}",
-        text(&run.stderr)
-    );
+    let stacked = ["stacked IPSR is 0"];
+    assert_fault("cortex-m3", &["bad-return", "fffffff1"], &[], &stacked);
     // ARMv8-M: the Non-secure state, which this model never enters
-    let run = ours("cortex-m33", &["bad-return", "ffffffbd"], &[]);
-    assert_eq!(run.status.code(), Some(120));
-    assert!(
-        text(&run.stderr).contains("DDI 0553"),
-        "{}",
-        text(&run.stderr)
+    assert_fault(
+        "cortex-m33",
+        &["bad-return", "ffffffbd"],
+        &[],
+        &["DDI 0553"],
     );
 }
 
@@ -337,19 +337,9 @@ fn frames_are_stacked_only_into_ram() {
         ("cortex-m3", "40004100", &["--peripherals", "ignore"]),
         ("cortex-m0", "10", &[]),
     ] {
-        let run = ours(target, &["stack-at", msp], extra);
-        assert_eq!(
-            run.status.code(),
-            Some(120),
-            "{target} {msp}: {}",
-            text(&run.stdout)
-        );
-        let err = text(&run.stderr);
-        assert!(
-            err.contains("outside the target's RAM"),
-            "{target} {msp}: {err}"
-        );
-        assert!(!text(&run.stdout).contains("taken"), "{target} {msp}");
+        let needles = ["outside the target's RAM"];
+        let out = assert_fault(target, &["stack-at", msp], extra, &needles);
+        assert!(!out.contains("taken"), "{target} {msp}");
     }
 }
 
@@ -362,19 +352,9 @@ fn a_vector_that_is_not_code_stops_naming_it() {
             ("40000001", "not in executable memory"),
             ("200", "not a Thumb address"),
         ] {
-            let run = ours(target, &["bad-vector", entry], &[]);
-            assert_eq!(
-                run.status.code(),
-                Some(120),
-                "{target} {entry}: {}",
-                text(&run.stdout)
-            );
-            let err = text(&run.stderr);
-            assert!(
-                err.contains("exception 14: its vector") && err.contains(why),
-                "{target}: {err}"
-            );
-            assert!(!text(&run.stdout).contains("returned"), "{target} {entry}");
+            let needles = ["exception 14: its vector", why];
+            let out = assert_fault(target, &["bad-vector", entry], &[], &needles);
+            assert!(!out.contains("returned"), "{target} {entry}");
         }
     }
 }

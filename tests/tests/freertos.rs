@@ -32,6 +32,11 @@ const QEMU: [(&str, &str, &str); 4] = [
 ];
 
 fn run(target: &str, extra: &[&str]) -> Output {
+    run_with(target, extra, &[])
+}
+
+/// A run with sim-host's `extra` options and the guest's `args`.
+fn run_with(target: &str, extra: &[&str], args: &[&str]) -> Output {
     Command::new(sim_host_bin())
         .args([
             "run",
@@ -43,6 +48,8 @@ fn run(target: &str, extra: &[&str]) -> Output {
         ])
         .args(extra)
         .arg(guest(target, "freertos"))
+        .arg("--")
+        .args(args)
         .output()
         .expect("sim-host runs")
 }
@@ -300,19 +307,7 @@ fn per_task_cycles_sum_to_the_run() {
 fn a_task_stack_overflow_stops_naming_the_task() {
     require_third_party("freertos-kernel");
     for (target, _) in CORPUS {
-        let r = Command::new(sim_host_bin())
-            .args([
-                "run",
-                "-q",
-                "--max-cycles",
-                "2000000000",
-                "--target",
-                target,
-            ])
-            .arg(guest(target, "freertos"))
-            .args(["--", "overflow"])
-            .output()
-            .expect("sim-host runs");
+        let r = run_with(target, &[], &["overflow"]);
         assert_eq!(r.status.code(), Some(120), "{target}: {}", text(&r.stdout));
         let err = text(&r.stderr);
         if target == "cortex-m33" {

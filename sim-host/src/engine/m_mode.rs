@@ -54,44 +54,30 @@ impl CoreMode {
 
 /// The core's mode as it is now.
 pub(super) fn read(uc: &Uc<'_>) -> Result<CoreMode, uc_error> {
-    let (mut ipsr, mut control, mut msp, mut psp) = (0, 0, 0, 0);
-    // SAFETY: the engine is open; the pointers are to locals.
-    let err = unsafe {
-        uc_arm_m_core_state(
-            uc.get_handle(),
-            0,
-            &mut ipsr,
-            &mut control,
-            &mut msp,
-            &mut psp,
-        )
-    };
-    match err {
-        uc_error::OK => Ok(CoreMode {
-            ipsr,
-            control,
-            msp,
-            psp,
-        }),
-        e => Err(e),
-    }
+    let mut state = [0; 4];
+    core_state(uc, false, &mut state)?;
+    let [ipsr, control, msp, psp] = state;
+    Ok(CoreMode {
+        ipsr,
+        control,
+        msp,
+        psp,
+    })
 }
 
 /// Sets the core to `mode`. QEMU's cached translation flags (the mode
 /// among them) are rebuilt.
 pub(super) fn write(uc: &mut Uc<'_>, mode: CoreMode) -> Result<(), uc_error> {
-    let (mut ipsr, mut control, mut msp, mut psp) = (mode.ipsr, mode.control, mode.msp, mode.psp);
-    // SAFETY: as in `read`.
-    let err = unsafe {
-        uc_arm_m_core_state(
-            uc.get_handle(),
-            1,
-            &mut ipsr,
-            &mut control,
-            &mut msp,
-            &mut psp,
-        )
-    };
+    let mut state = [mode.ipsr, mode.control, mode.msp, mode.psp];
+    core_state(uc, true, &mut state)
+}
+
+/// `uc_arm_m_core_state` on [IPSR, CONTROL, MSP, PSP].
+fn core_state(uc: &Uc<'_>, write: bool, state: &mut [u32; 4]) -> Result<(), uc_error> {
+    let [ipsr, control, msp, psp] = state;
+    // SAFETY: the engine is open; the pointers are to the caller's array.
+    let err =
+        unsafe { uc_arm_m_core_state(uc.get_handle(), i32::from(write), ipsr, control, msp, psp) };
     match err {
         uc_error::OK => Ok(()),
         e => Err(e),

@@ -68,23 +68,12 @@ fn dwarf_error(e: impl std::fmt::Display) -> DwarfError {
 impl<'a> DebugInfo<'a> {
     /// Reads the DWARF sections of `bytes`; `Ok(None)` when there are none.
     pub fn load(bytes: &'a [u8]) -> Result<Option<DebugInfo<'a>>, DwarfError> {
-        let elf = Elf::parse(bytes)
-            .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
-        let sections = section_ranges(&elf, bytes.len())?;
-        if !sections.contains_key(".debug_info") {
+        let Some(found) = sections_of(bytes)? else {
             return Ok(None);
-        }
-        let endian = if elf.little_endian {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
         };
+        let (elf, sections, endian) = (found.elf, found.ranges, found.endian);
         let live = LiveCode::of(&elf);
-        let original = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
-            let range = sections.get(id.name()).cloned().unwrap_or(0..0);
-            Ok(EndianSlice::new(&bytes[range], endian))
-        })
-        .map_err(dwarf_error)?;
+        let original = found.dwarf;
         let patches = tombstones::discarded(&original, EndianSlice::new(bytes, endian), &live);
         let mut copy = bytes.to_vec();
         tombstones::apply(&mut copy, &patches);
@@ -136,16 +125,20 @@ impl<'a> DebugInfo<'a> {
     }
 }
 
-/// The DWARF sections of the ELF `bytes` as they are (no tombstones
-/// rewritten: for readers of types, not of addresses); `Ok(None)` when it
-/// has none.
-pub(crate) fn load_dwarf(
-    bytes: &[u8],
-) -> Result<Option<gimli::Dwarf<EndianSlice<'_, RunTimeEndian>>>, DwarfError> {
+/// An ELF's DWARF as the file has it, and where its sections are.
+struct Sections<'a> {
+    elf: Elf<'a>,
+    ranges: HashMap<String, Range<usize>>,
+    endian: RunTimeEndian,
+    dwarf: gimli::Dwarf<EndianSlice<'a, RunTimeEndian>>,
+}
+
+/// The DWARF of the ELF `bytes`; `Ok(None)` when it has none.
+fn sections_of(bytes: &[u8]) -> Result<Option<Sections<'_>>, DwarfError> {
     let elf = Elf::parse(bytes)
         .map_err(|e| DwarfError::Elf(crate::image::elf::parse_failure(&e, bytes.len())))?;
-    let sections = section_ranges(&elf, bytes.len())?;
-    if !sections.contains_key(".debug_info") {
+    let ranges = section_ranges(&elf, bytes.len())?;
+    if !ranges.contains_key(".debug_info") {
         return Ok(None);
     }
     let endian = if elf.little_endian {
@@ -154,11 +147,25 @@ pub(crate) fn load_dwarf(
         RunTimeEndian::Big
     };
     let dwarf = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
-        let range = sections.get(id.name()).cloned().unwrap_or(0..0);
+        let range = ranges.get(id.name()).cloned().unwrap_or(0..0);
         Ok(EndianSlice::new(&bytes[range], endian))
     })
     .map_err(dwarf_error)?;
-    Ok(Some(dwarf))
+    Ok(Some(Sections {
+        elf,
+        ranges,
+        endian,
+        dwarf,
+    }))
+}
+
+/// The DWARF sections of the ELF `bytes` as they are (no tombstones
+/// rewritten: for readers of types, not of addresses); `Ok(None)` when it
+/// has none.
+pub(crate) fn load_dwarf(
+    bytes: &[u8],
+) -> Result<Option<gimli::Dwarf<EndianSlice<'_, RunTimeEndian>>>, DwarfError> {
+    Ok(sections_of(bytes)?.map(|s| s.dwarf))
 }
 
 /// Where each section with contents is in a file of `len` bytes.
