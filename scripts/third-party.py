@@ -104,7 +104,11 @@ def fetch(name, spec, dest):
                        if m.name.startswith(prefix) and (m.isfile() or m.isdir())]
             for m in members:
                 m.name = m.name[len(prefix):]
-            tar.extractall(unpacked, members=[m for m in members if m.name], filter="data")
+                if m.name.startswith("/") or ".." in Path(m.name).parts:
+                    raise FetchError(f"{archive.name}: member {m.name} would leave its folder")
+            # Python >= 3.11.4 filters members itself; Debian 12's 3.11.2 cannot
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(unpacked, members=[m for m in members if m.name], **safe)
         if not (unpacked / spec["check"]).is_file():
             raise FetchError(f"{archive.name} has no {spec['folder']}/{spec['check']}")
         (unpacked / ".fetched").write_text(stamp_of(spec))
