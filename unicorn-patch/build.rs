@@ -40,7 +40,7 @@ const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
 /// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 7] = [
+const PATCHES: [&str; 8] = [
     "charge.patch",
     "memhook.patch",
     "accesscheck.patch",
@@ -48,6 +48,7 @@ const PATCHES: [&str; 7] = [
     "registers.patch",
     "hostfma.patch",
     "mprofile.patch",
+    "itstate.patch",
 ];
 
 fn main() {
