@@ -49,6 +49,8 @@ pub struct Target {
     pub max_edits: usize,
     /// Inputs are cut to this many bytes.
     pub max_len: usize,
+    /// How long one input may take before it counts as a hang.
+    pub case_timeout: Duration,
 }
 
 impl Target {
@@ -60,6 +62,7 @@ impl Target {
             cases: 256,
             max_edits: 6,
             max_len: 256 * 1024,
+            case_timeout: CASE_TIMEOUT,
         }
     }
 }
@@ -113,7 +116,7 @@ pub fn fuzz(
     let scratch = e2e_tests::scratch(&format!("fuzz-{}", target.name));
     let corpus = corpus(target);
     assert!(!corpus.is_empty(), "fuzz target {}: no corpus", target.name);
-    let worker = Worker::start(target.name, Arc::new(check), scratch.to_path_buf());
+    let worker = Worker::start(target, Arc::new(check), scratch.to_path_buf());
     for (file, bytes) in &corpus {
         if let Err(problem) = worker.run(bytes) {
             panic!(
@@ -144,7 +147,7 @@ pub fn fuzz(
         }
         match worker.run(&input) {
             Ok(()) => Ok(()),
-            Err(Problem::Hang) => {
+            Err(Problem::Hang(_)) => {
                 hung.set(Some(save(&scratch, "hang", &input)));
                 Err(TestCaseError::fail("hang"))
             }
@@ -154,7 +157,10 @@ pub fn fuzz(
     let failure = match result {
         Ok(()) => return,
         Err(TestError::Fail(why, input)) => match hung.take() {
-            Some(saved) => format!("no answer within {CASE_TIMEOUT:?}; the input: {saved}"),
+            Some(saved) => format!(
+                "no answer within {:?}; the input: {saved}",
+                target.case_timeout
+            ),
             None => format!(
                 "{why}; the smallest input: {}",
                 save(&scratch, "failure", &input)
@@ -195,7 +201,7 @@ fn save(scratch: &Path, kind: &str, input: &[u8]) -> String {
 enum Problem {
     Rejected(String),
     Panicked(String),
-    Hang,
+    Hang(Duration),
 }
 
 impl std::fmt::Display for Problem {
@@ -203,7 +209,7 @@ impl std::fmt::Display for Problem {
         match self {
             Problem::Rejected(why) => write!(f, "{why}"),
             Problem::Panicked(why) => write!(f, "the reader panicked: {why}"),
-            Problem::Hang => write!(f, "no answer within {CASE_TIMEOUT:?}"),
+            Problem::Hang(wait) => write!(f, "no answer within {wait:?}"),
         }
     }
 }
@@ -212,10 +218,12 @@ impl std::fmt::Display for Problem {
 struct Worker {
     inputs: Sender<Vec<u8>>,
     results: Receiver<Result<(), Problem>>,
+    timeout: Duration,
 }
 
 impl Worker {
-    fn start(name: &'static str, check: Arc<Check>, scratch: PathBuf) -> Worker {
+    fn start(target: &Target, check: Arc<Check>, scratch: PathBuf) -> Worker {
+        let name = target.name;
         let (inputs, inbox) = mpsc::channel::<Vec<u8>>();
         let (outbox, results) = mpsc::channel();
         std::thread::Builder::new()
@@ -237,16 +245,20 @@ impl Worker {
                 }
             })
             .expect("a fuzz worker thread");
-        Worker { inputs, results }
+        Worker {
+            inputs,
+            results,
+            timeout: target.case_timeout,
+        }
     }
 
     fn run(&self, input: &[u8]) -> Result<(), Problem> {
         self.inputs
             .send(input.to_vec())
             .map_err(|_| Problem::Rejected("the worker is gone".into()))?;
-        match self.results.recv_timeout(CASE_TIMEOUT) {
+        match self.results.recv_timeout(self.timeout) {
             Ok(result) => result,
-            Err(RecvTimeoutError::Timeout) => Err(Problem::Hang),
+            Err(RecvTimeoutError::Timeout) => Err(Problem::Hang(self.timeout)),
             Err(RecvTimeoutError::Disconnected) => {
                 Err(Problem::Rejected("the worker is gone".into()))
             }
@@ -260,4 +272,118 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "a panic without a message".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A target whose corpus is one small file of the repository.
+    const SELF: Target = Target {
+        shared: &["fuzz/seeds/tiny.ld"],
+        cases: 64,
+        case_timeout: Duration::from_secs(1),
+        ..Target::new("harness-self-test")
+    };
+
+    fn original() -> Vec<u8> {
+        std::fs::read(repo_root().join(SELF.shared[0])).unwrap()
+    }
+
+    /// The self-tests one at a time: each removes the scratch folders its
+    /// failing target kept.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// What `fuzz` panicked with, running `check` on `SELF`.
+    fn failure(
+        check: impl Fn(&[u8], &Path) -> Result<(), String> + Send + Sync + 'static,
+    ) -> String {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fuzz(&SELF, check)))
+            .expect_err("the target fails");
+        let kept = format!("arpsim-e2e-fuzz-{}-{}-", SELF.name, std::process::id());
+        for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&kept) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        panic_text(&panic)
+    }
+
+    #[test]
+    fn a_reader_that_accepts_everything_passes() {
+        fuzz(&SELF, |_, _| Ok(()));
+    }
+
+    #[test]
+    fn a_panic_on_any_edited_input_fails_the_target_with_the_input_saved() {
+        let original = original();
+        let message = failure(move |bytes, _| {
+            assert_eq!(bytes, &original[..], "an edited input");
+            Ok(())
+        });
+        assert!(
+            message.contains("the reader panicked: assertion"),
+            "{message}"
+        );
+        assert!(message.contains("failure-input"), "{message}");
+        assert!(
+            message.contains("fuzz/corpus/harness-self-test/"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_rejected_result_fails_the_target() {
+        let original = original();
+        let message = failure(move |bytes, _| match bytes == &original[..] {
+            true => Ok(()),
+            false => Err("the error names no file".into()),
+        });
+        assert!(message.contains("the error names no file"), "{message}");
+    }
+
+    #[test]
+    fn a_reader_that_does_not_answer_is_a_hang() {
+        let original = original();
+        let message = failure(move |bytes, _| {
+            while bytes != &original[..] {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Ok(())
+        });
+        assert!(message.contains("no answer within 1s"), "{message}");
+        assert!(message.contains("hang-input"), "{message}");
+    }
+
+    #[test]
+    fn a_failing_corpus_file_is_named() {
+        let message = failure(|_, _| Err("refused".into()));
+        assert!(
+            message.contains("corpus file") && message.contains("tiny.ld"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_inputs_and_another_seed_others() {
+        use proptest::strategy::{Strategy, ValueTree};
+        let draw = |seed: u64| {
+            let mut runner = TestRunner::new(Config {
+                rng_seed: RngSeed::Fixed(seed),
+                ..Config::default()
+            });
+            let material = mutate::Material {
+                corpus: vec![original()],
+                tokens: &[],
+                max_len: 4096,
+            };
+            let strategy = mutate::inputs(material, 6);
+            (0..32)
+                .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(seed(&SELF)), draw(seed(&SELF)));
+        assert_ne!(draw(seed(&SELF)), draw(seed(&Target::new("other"))));
+    }
 }
