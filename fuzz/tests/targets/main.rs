@@ -57,21 +57,41 @@ const ELF: Target = Target {
 
 /// An ELF loads for its machine's target (the e_machine byte chooses
 /// cortex-m4 or rv32imac) or is refused naming the file; a loaded one's
-/// attributes are checked against the target as `run` does.
+/// attributes are checked against the target as `run` does, and its
+/// DWARF, symbols and RTOS layout are read as the profiles, reports and
+/// `sir generate` read them.
 #[test]
 fn elf_images() {
     fuzz(&ELF, |bytes, _| {
         let riscv = bytes.get(18) == Some(&243);
         let target = builtin(if riscv { "rv32imac" } else { "cortex-m4" });
         let file = Path::new("/fuzz/input.elf");
-        match GuestImage::parse(bytes, file, target) {
-            Ok(image) => match attributes::check(image.needs.as_ref(), file, target) {
-                Ok(()) => Ok(()),
-                Err(mismatch) => names(mismatch.to_string(), file),
-            },
-            Err(e) => names(e.to_string(), file),
+        let image = match GuestImage::parse(bytes, file, target) {
+            Ok(image) => image,
+            Err(e) => return names(e.to_string(), file),
+        };
+        read_debug_information(&image, bytes);
+        match attributes::check(image.needs.as_ref(), file, target) {
+            Ok(()) => Ok(()),
+            Err(mismatch) => names(mismatch.to_string(), file),
         }
     });
+}
+
+/// What the observers read of a loaded ELF: the source frames and
+/// locations of its entry and functions, and the FreeRTOS layout.
+fn read_debug_information(image: &GuestImage, bytes: &[u8]) {
+    let debug = sim_host::image::dwarf::DebugInfo::load(bytes)
+        .ok()
+        .flatten();
+    let addrs = std::iter::once(image.entry).chain(image.functions.iter().map(|f| f.addr));
+    for addr in addrs.take(64) {
+        if let Some(debug) = &debug {
+            let _ = debug.frames(addr);
+        }
+        let _ = sim_host::image::symbols::locate(image, debug.as_ref(), addr);
+    }
+    let _ = sim_host::image::rtos::freertos(image);
 }
 
 // ---- ELF build attributes -------------------------------------------------
