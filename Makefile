@@ -37,12 +37,16 @@ lint:
 clean:
 	$(CARGO) clean
 
-# The input fuzzers (proptest) that `make test` runs briefly, run long:
-# target files, ELFs, semihosting, suite manifests, the CLI, libarp's C API.
+# The input fuzzers that `make test` runs briefly, run long: the fuzz
+# target of every reader (fuzz/, FUZZ_SCALE times its cases), and the
+# property tests of target files, ELFs, semihosting, suite manifests, the
+# CLI, libarp's C API.
+FUZZ_SCALE ?= 100
 FUZZ_CASES ?= 100000
 # each GDB case is two guest runs (about 30 s)
 FUZZ_GDB_CASES ?= 20
 fuzz-long: bootstrap guests
+	FUZZ_SCALE=$(FUZZ_SCALE) $(CARGO) test --release -p fuzz-targets
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p sim-host --test fuzz_inputs --bin sim-host
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p libarp --test api_sequences
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release -p arpsim --test proptest_readers
