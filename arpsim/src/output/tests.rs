@@ -183,7 +183,11 @@ fn the_check_names_the_option_and_the_path() {
     assert!(err.contains("nope"), "{err}");
     let err = check_files(&[("--json", &ok), ("-o", &ok)], &NO_INPUTS).unwrap_err();
     assert!(err.contains("--json") && err.contains("-o") && err.contains("same file"));
-    assert!(check_files(&[("--json", &ok), ("--csv", Path::new("-"))], &NO_INPUTS).is_ok());
+    assert!(check_files(
+        &[("--json", ok.as_path()), ("--csv", Path::new("-"))],
+        &NO_INPUTS
+    )
+    .is_ok());
     assert!(!ok.exists(), "a check writes nothing");
     assert!(leftovers(dir.path()).is_empty());
 }
@@ -213,7 +217,7 @@ fn an_output_that_is_an_input_is_refused_by_device_and_inode() {
         e.contains("--report-json") && e.contains("--expect-output"),
         "{e}"
     );
-    assert!(check_files(&[("-o", &new), ("-", Path::new("-"))], &ins).is_ok());
+    assert!(check_files(&[("-o", new.as_path()), ("-", Path::new("-"))], &ins).is_ok());
     assert!(check_files(&[("-o", &other)], &[("ELF", &input)]).is_ok());
     let owned = vec![(String::from("entry `f` elf"), input.clone())];
     let e = check_files(&[("--junit", &hard)], &owned).unwrap_err();
