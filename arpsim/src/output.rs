@@ -16,6 +16,10 @@
 //!
 //! Temporary files are registered while they exist so a signal handler that
 //! must exit at once can remove them ([`remove_temporaries`]).
+//!
+//! Before a command writes anything it checks all its files at once with
+//! [`check_files`]: every command the same way, so that no output ever
+//! replaces an input or another output (issue 43, M04).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, Metadata};
