@@ -94,6 +94,7 @@ fn no_suite_output_replaces_a_suite_input() {
         (&["--summary-md", "m.toml"], "--summary-md", "m.toml"),
         (&["--json", "m.toml"], "--json", "m.toml"),
         (&["--csv", "m.toml"], "--csv", "m.toml"),
+        (&["--list", "--json", "m.toml"], "--json", "m.toml"),
         (
             &["--write-baseline", "filter.elf"],
             "--write-baseline",
