@@ -480,6 +480,20 @@ impl Engine {
             });
         }
         let parent = thread.frames.last().copied();
+        // interned first: a path past the cap is refused before any change
+        let path_node = match &mut run.sink {
+            Sink::Aggregate(aggs, _) => {
+                let parent_node = parent.map_or(PathInterner::ROOT, |p| p.path_node);
+                aggs.paths
+                    .try_child(parent_node, sid)
+                    .ok_or(ArpError::TooManyPaths {
+                        tid,
+                        sid,
+                        cap: crate::paths::MAX_SECTION_PATHS,
+                    })?
+            }
+            _ => 0,
+        };
         let parent_instance = parent.map_or(0, |p| p.instance);
         let counter = thread.counters.get_mut(sid);
         let idx = if counter.parent_instance == parent_instance {
@@ -496,7 +510,7 @@ impl Engine {
             sid,
             kind,
             instance: run.next_instance,
-            path_node: 0,
+            path_node,
             pb_node: NO_NODE,
             data_start: thread.data.len() as u32,
             inherited: false,
@@ -504,11 +518,7 @@ impl Engine {
         let parent_pb = parent.map_or(ROOT, |p| p.pb_node);
         let mut missing = false;
         match &mut run.sink {
-            Sink::Aggregate(aggs, _) => {
-                let parent_node = parent.map_or(PathInterner::ROOT, |p| p.path_node);
-                frame.path_node = aggs.paths.child(parent_node, sid);
-            }
-            Sink::Stream(_) => {}
+            Sink::Aggregate(..) | Sink::Stream(_) => {}
             Sink::Playback(index) => {
                 frame.pb_node = index.child(parent_pb, sid, idx);
                 if kind.measured() {

@@ -133,6 +133,11 @@ pub enum ArpError {
         needed_types: String,
         found_types: String,
     },
+    #[error(
+        "thread {tid}: section {sid} would make more than {cap} distinct section paths \
+         (traces); a run keeps the statistics of at most that many"
+    )]
+    TooManyPaths { tid: Tid, sid: Sid, cap: usize },
     #[error("no callback set was added before arp_start")]
     NoCallbacks,
     #[error("cannot switch from {from} to {to}: the individual samples are not in the data (manual 6.4)")]

@@ -16,8 +16,12 @@
 //!
 //! Temporary files are registered while they exist so a signal handler that
 //! must exit at once can remove them ([`remove_temporaries`]).
+//!
+//! Before a command writes anything it checks all its files at once with
+//! [`check_files`]: every command the same way, so that no output ever
+//! replaces an input or another output (issue 43, M04).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, Metadata};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -115,6 +119,11 @@ fn parent_dir(path: &Path) -> &Path {
 /// directory exists and accepts a new file (tried for real: as root,
 /// permission bits say nothing), or it is a device, FIFO or `-`.
 pub fn check_writable(path: &Path) -> io::Result<Destination> {
+    writable(path, &mut HashSet::new())
+}
+
+/// [`check_writable`], trying each directory once (`probed`).
+fn writable(path: &Path, probed: &mut HashSet<PathBuf>) -> io::Result<Destination> {
     let dest = Destination::of(path)?;
     if let Destination::Regular { path, .. } = &dest {
         let dir = parent_dir(path);
@@ -124,78 +133,101 @@ pub fn check_writable(path: &Path) -> io::Result<Destination> {
                 format!("the directory {} does not exist", dir.display()),
             ));
         }
-        tempfile::Builder::new()
-            .prefix(".sim-host-check.")
-            .tempfile_in(dir)?;
+        if probed.insert(dir.to_path_buf()) {
+            tempfile::Builder::new()
+                .prefix(".sim-host-check.")
+                .tempfile_in(dir)?;
+        }
     }
     Ok(dest)
 }
 
-/// Two outputs that name the same file, as (first index, second index).
-pub fn same_file(paths: &[&Path]) -> Option<(usize, usize)> {
-    let ids: Vec<Option<PathBuf>> = paths
+/// What makes two names one file: the path written after links (the
+/// directory canonical), and for a file that exists its device and inode
+/// (a hard link is another path to it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum FileKey {
+    Path(PathBuf),
+    Inode(u64, u64),
+}
+
+fn keys_of(dest: &Destination) -> Vec<FileKey> {
+    let mut keys: Vec<FileKey> = dest.identity().map(FileKey::Path).into_iter().collect();
+    if let Destination::Regular {
+        path,
+        existing: true,
+    } = dest
+    {
+        keys.extend(inode(path).map(|(dev, ino)| FileKey::Inode(dev, ino)));
+    }
+    keys
+}
+
+/// The device and inode of the regular file `path` leads to.
+fn inode(path: &Path) -> Option<(u64, u64)> {
+    fs::metadata(path)
+        .ok()
+        .filter(Metadata::is_file)
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// The one check of a command's files, made before it reads or writes
+/// anything (issue 43, M04: one check for every command, so that no
+/// command forgets an input): each of `outputs` can be written
+/// ([`check_writable`]), no two of them name one file (the same path
+/// after links, or a hard link of the other), and none is one of
+/// `inputs` (the same device and inode after links: the same file under
+/// another name or a hard link included). Devices, FIFOs and `-` are
+/// written in place and never compared. Each pair is (the option that
+/// names the file, its path); the error names both options and paths,
+/// e.g. `--json /x/r.json: the directory /x does not exist`.
+pub fn check_files<O, P, I, Q>(outputs: &[(O, P)], inputs: &[(I, Q)]) -> Result<(), String>
+where
+    O: AsRef<str>,
+    P: AsRef<Path>,
+    I: AsRef<str>,
+    Q: AsRef<Path>,
+{
+    let named =
+        |(option, path): &(O, P)| format!("{} {}", option.as_ref(), path.as_ref().display());
+    let mut probed = HashSet::new();
+    let mut seen: HashMap<FileKey, usize> = HashMap::new();
+    let mut existing = Vec::new();
+    for (i, output) in outputs.iter().enumerate() {
+        let dest = writable(output.1.as_ref(), &mut probed)
+            .map_err(|e| format!("{}: {e}", named(output)))?;
+        for key in keys_of(&dest) {
+            if let FileKey::Inode(dev, ino) = key {
+                existing.push((i, (dev, ino)));
+            }
+            if let Some(&first) = seen.get(&key) {
+                return Err(format!(
+                    "{} and {} name the same file: each output needs its own",
+                    named(&outputs[first]),
+                    named(output)
+                ));
+            }
+            seen.insert(key, i);
+        }
+    }
+    if existing.is_empty() {
+        return Ok(());
+    }
+    let by_inode: HashMap<(u64, u64), usize> = inputs
         .iter()
-        .map(|p| Destination::of(p).ok().and_then(|d| d.identity()))
+        .enumerate()
+        .rev()
+        .filter_map(|(i, (_, path))| inode(path.as_ref()).map(|id| (id, i)))
         .collect();
-    for (i, a) in ids.iter().enumerate() {
-        for (j, b) in ids.iter().enumerate().skip(i + 1) {
-            if a.is_some() && a == b {
-                return Some((i, j));
-            }
-        }
-    }
-    None
-}
-
-/// Checks every output a command was asked for before it starts: each can
-/// be written ([`check_writable`]) and no two name the same file. The
-/// error names the option and the path, e.g. `--json /x/r.json: the
-/// directory /x does not exist`.
-pub fn preflight(outputs: &[(&str, &Path)]) -> Result<(), String> {
-    for (option, path) in outputs {
-        check_writable(path).map_err(|e| format!("{option} {}: {e}", path.display()))?;
-    }
-    let paths: Vec<&Path> = outputs.iter().map(|(_, p)| *p).collect();
-    if let Some((a, b)) = same_file(&paths) {
-        let ((oa, pa), (ob, pb)) = (outputs[a], outputs[b]);
-        return Err(format!(
-            "{oa} {} and {ob} {} name the same file: each output needs its own",
-            pa.display(),
-            pb.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Checks that no output is one of the command's inputs: an output that
-/// leads (through links) to an existing file with the device and inode of
-/// an input (the same file under another name or a hard link included) is
-/// refused, naming both options (issue 30, N20: `run f.elf -o f.elf`
-/// replaced the ELF). Devices, FIFOs and `-` are written in place and
-/// never compared.
-pub fn not_an_input(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), String> {
-    let id = |p: &Path| {
-        fs::metadata(p)
-            .ok()
-            .map(|m| (m.is_file(), m.dev(), m.ino()))
-    };
-    for (option, out) in outputs {
-        if out.as_os_str() == "-" {
-            continue;
-        }
-        let Some((true, dev, ino)) = id(out) else {
-            continue;
-        };
-        for (input_option, input) in inputs {
-            if let Some((_, d, i)) = id(input) {
-                if (d, i) == (dev, ino) {
-                    return Err(format!(
-                        "{option} {} is the input {input_option} {} (the same file): an output never replaces an input",
-                        out.display(),
-                        input.display()
-                    ));
-                }
-            }
+    for (i, id) in existing {
+        if let Some(&j) = by_inode.get(&id) {
+            let (option, input) = &inputs[j];
+            return Err(format!(
+                "{} is the input {} {} (the same file): an output never replaces an input",
+                named(&outputs[i]),
+                option.as_ref(),
+                input.as_ref().display()
+            ));
         }
     }
     Ok(())

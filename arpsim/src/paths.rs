@@ -7,6 +7,14 @@
 use crate::types::Sid;
 use rustc_hash::FxHashMap;
 
+/// The most distinct section paths (traces) a run may enter, the root not
+/// counted (issue 43, N04: a path costs the engine's and the simulator's
+/// statistics about 340 bytes, and 2 M paths took 661 MiB). Past it,
+/// [`PathInterner::try_child`] refuses the new path and the run stops
+/// with [`crate::error::ArpError::TooManyPaths`]: about 90 MiB at most.
+/// Listed in ARCHITECTURE.md's Caps table.
+pub const MAX_SECTION_PATHS: usize = 1 << 18;
+
 /// Interned paths; node 0 is the root (no open section).
 #[derive(Debug, Clone)]
 pub struct PathInterner {
@@ -45,6 +53,21 @@ impl PathInterner {
         };
         self.last_child[parent as usize] = (sid, node);
         node
+    }
+
+    /// [`PathInterner::child`] for a run: `None` when the path is new and
+    /// [`MAX_SECTION_PATHS`] paths exist already (an existing path is
+    /// always found).
+    #[inline]
+    pub fn try_child(&mut self, parent: u32, sid: Sid) -> Option<u32> {
+        let (memo_sid, memo_node) = self.last_child[parent as usize];
+        if memo_sid == sid && memo_node != Self::ROOT {
+            return Some(memo_node);
+        }
+        if self.keys.len() > MAX_SECTION_PATHS && !self.children.contains_key(&(parent, sid)) {
+            return None;
+        }
+        Some(self.child(parent, sid))
     }
 
     #[cold]
@@ -103,6 +126,24 @@ mod tests {
         assert_eq!(p.path(ac), [1, 3]);
         assert_eq!(p.path(PathInterner::ROOT), Vec::<Sid>::new());
         assert_eq!(p.len(), 4);
+    }
+
+    #[test]
+    fn a_run_holds_at_most_the_cap_of_paths() {
+        let mut p = PathInterner::default();
+        for sid in 0..=Sid::MAX {
+            let top = p.try_child(PathInterner::ROOT, sid).unwrap();
+            for inner in 0..3 {
+                p.try_child(top, inner).unwrap();
+            }
+        }
+        // 65,536 x 4 = MAX_SECTION_PATHS exactly
+        assert_eq!(p.len(), MAX_SECTION_PATHS + 1);
+        let first = p.try_child(PathInterner::ROOT, 0).unwrap();
+        assert_eq!(p.try_child(first, 1), p.try_child(first, 1));
+        assert!(p.try_child(first, 1).is_some(), "an existing path is found");
+        assert_eq!(p.try_child(first, 3), None, "a new one is refused");
+        assert_eq!(p.len(), MAX_SECTION_PATHS + 1);
     }
 
     #[test]

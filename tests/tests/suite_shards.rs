@@ -397,7 +397,7 @@ fn bad_shards_and_results_are_refused_naming_file_and_entry() {
     );
     assert_eq!(out.status.code(), Some(125));
     assert!(
-        stderr(&out).contains("one of the result files"),
+        stderr(&out).contains("is the input result file"),
         "{}",
         stderr(&out)
     );

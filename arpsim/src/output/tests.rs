@@ -145,6 +145,10 @@ fn a_missing_directory_is_found_before_writing() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+const NO_INPUTS: [(&str, &Path); 0] = [];
+
+/// Two outputs never name one file: the same path, a symbolic link to
+/// it, `./` in it, or a hard link of it (issue 43, M04).
 #[test]
 fn two_names_for_one_file_are_found() {
     let dir = scratch();
@@ -153,28 +157,44 @@ fn two_names_for_one_file_are_found() {
     symlink("a.json", &link).unwrap();
     let other = dir.path().join("c.json");
     let dotted = dir.path().join(".").join("a.json");
-    assert_eq!(same_file(&[&a, &other, &link]), Some((0, 2)));
-    assert_eq!(same_file(&[&other, &dotted, &a]), Some((1, 2)));
-    assert_eq!(same_file(&[&a, &other]), None);
-    assert_eq!(same_file(&[Path::new("-"), Path::new("-")]), None);
+    let check = |outs: &[(&str, &Path)]| check_files(outs, &NO_INPUTS);
+    let e = check(&[("--json", &a), ("--csv", &other), ("--junit", &link)]).unwrap_err();
+    assert!(
+        e.starts_with("--json ") && e.contains("--junit") && e.contains("same file"),
+        "{e}"
+    );
+    assert!(check(&[("--csv", &other), ("-o", &dotted), ("--json", &a)]).is_err());
+    assert!(check(&[("--json", &a), ("--csv", &other)]).is_ok());
+    assert!(check(&[("--json", Path::new("-")), ("--csv", Path::new("-"))]).is_ok());
+    fs::write(&a, "a").unwrap();
+    let hard = dir.path().join("hard.csv");
+    fs::hard_link(&a, &hard).unwrap();
+    let e = check(&[("--json", &a), ("--csv", &hard)]).unwrap_err();
+    assert!(e.contains("--csv") && e.contains("same file"), "{e}");
 }
 
 #[test]
-fn preflight_names_the_option_and_the_path() {
+fn the_check_names_the_option_and_the_path() {
     let dir = scratch();
     let ok = dir.path().join("r.json");
     let missing = dir.path().join("nope/x.csv");
-    let err = preflight(&[("--json", &ok), ("--csv", &missing)]).unwrap_err();
+    let err = check_files(&[("--json", &ok), ("--csv", &missing)], &NO_INPUTS).unwrap_err();
     assert!(err.starts_with("--csv "), "{err}");
     assert!(err.contains("nope"), "{err}");
-    let err = preflight(&[("--json", &ok), ("-o", &ok)]).unwrap_err();
+    let err = check_files(&[("--json", &ok), ("-o", &ok)], &NO_INPUTS).unwrap_err();
     assert!(err.contains("--json") && err.contains("-o") && err.contains("same file"));
-    assert!(preflight(&[("--json", &ok), ("--csv", Path::new("-"))]).is_ok());
+    assert!(check_files(
+        &[("--json", ok.as_path()), ("--csv", Path::new("-"))],
+        &NO_INPUTS
+    )
+    .is_ok());
     assert!(!ok.exists(), "a check writes nothing");
+    assert!(leftovers(dir.path()).is_empty());
 }
 
-/// issue 30, N20: an output that is an input, under its own name, a link
-/// or a hard link, is refused; distinct files and devices are not.
+/// issue 30, N20; issue 43, M04: an output that is an input, under its
+/// own name, a link or a hard link, is refused; distinct files and
+/// devices are not. Owned labels (a suite's entries) work alike.
 #[test]
 fn an_output_that_is_an_input_is_refused_by_device_and_inode() {
     let dir = scratch();
@@ -188,16 +208,19 @@ fn an_output_that_is_an_input_is_refused_by_device_and_inode() {
     fs::write(&other, "arp").unwrap();
     let new = dir.path().join("new.arp");
     for out in [&input, &hard, &soft] {
-        let e = not_an_input(&[("-o", out)], &[("ELF", &input)]).unwrap_err();
+        let e = check_files(&[("-o", out)], &[("ELF", &input)]).unwrap_err();
         assert!(e.contains("-o") && e.contains("the input ELF"), "{e}");
     }
     let ins: [(&str, &Path); 2] = [("ELF", &input), ("--expect-output", &other)];
-    let e = not_an_input(&[("-o", &new), ("--report-json", &other)], &ins).unwrap_err();
+    let e = check_files(&[("-o", &new), ("--report-json", &other)], &ins).unwrap_err();
     assert!(
         e.contains("--report-json") && e.contains("--expect-output"),
         "{e}"
     );
-    assert!(not_an_input(&[("-o", &new), ("-", Path::new("-"))], &ins).is_ok());
-    assert!(not_an_input(&[("-o", &other)], &[("ELF", &input)]).is_ok());
+    assert!(check_files(&[("-o", new.as_path()), ("-", Path::new("-"))], &ins).is_ok());
+    assert!(check_files(&[("-o", &other)], &[("ELF", &input)]).is_ok());
+    let owned = vec![(String::from("entry `f` elf"), input.clone())];
+    let e = check_files(&[("--junit", &hard)], &owned).unwrap_err();
+    assert!(e.contains("--junit") && e.contains("entry `f` elf"), "{e}");
     assert_eq!(fs::read_to_string(&input).unwrap(), "elf");
 }

@@ -7,7 +7,7 @@ use chips_eval::measure::{RunSpec, SectionNames};
 use chips_eval::{HardwareModel, LoadOptions, Program};
 use clap::Args;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -78,6 +78,15 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
         .iter()
         .map(|s| RunSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut inputs: Vec<(&str, &Path)> = runs.iter().map(|r| ("--arp", r.path.as_path())).collect();
+    inputs.extend([
+        ("--model", a.model.as_path()),
+        ("--hardware", a.hardware.as_path()),
+    ]);
+    inputs.extend(a.sir.as_deref().map(|p| ("--sir", p)));
+    inputs.extend(a.vectors.iter().map(|v| ("--vectors", v.as_path())));
+    arpsim::output::check_files(&[("-o", a.output.as_path())], &inputs)
+        .map_err(anyhow::Error::msg)?;
     let mut names = SectionNames::default();
     if let Some(sir) = &a.sir {
         chips_eval::measure::add_sir_names(&mut names, sir)
@@ -96,6 +105,9 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
     };
     let program = Program::load(&a.model, &opts, Some(&base))
         .with_context(|| format!("loading the model {}", a.model.display()))?;
+    let objects = chips_eval::shard::model_files(&program, &a.vectors);
+    arpsim::output::check_files(&[("-o", a.output.as_path())], &objects)
+        .map_err(anyhow::Error::msg)?;
     let mut usage = BTreeMap::new();
     for u in &a.usage {
         let (k, target) = pair("usage", u, "KERNEL=OBJECT.PROC")?;
@@ -137,7 +149,6 @@ pub fn execute(a: CalibrateArgs) -> anyhow::Result<()> {
         base_text: &base_text,
         base_path: &base_path,
     };
-    arpsim::output::preflight(&[("-o", a.output.as_path())]).map_err(anyhow::Error::msg)?;
     let result = calibrate::calibrate(&input, &options)?;
     for w in &result.warnings {
         eprintln!("warning: {w}");

@@ -27,7 +27,9 @@ pub struct MergeArgs {
 
 pub fn execute(a: MergeArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.output {
-        arpsim::output::preflight(&[("-o", path.as_path())]).map_err(anyhow::Error::msg)?;
+        let inputs: Vec<(&str, &Path)> = a.files.iter().map(|f| ("FILE", f.as_path())).collect();
+        arpsim::output::check_files(&[("-o", path.as_path())], &inputs)
+            .map_err(anyhow::Error::msg)?;
     }
     if matches!(a.format, Some(FormatArg::Table)) {
         anyhow::bail!("--format table: shards are CSV or JSON, and so is their merge");

@@ -80,9 +80,17 @@ pub fn execute(a: RunArgs) -> anyhow::Result<()> {
         .into_iter()
         .filter_map(|(option, p)| p.as_deref().map(|p| (option, p)))
         .collect();
-    arpsim::output::preflight(&outputs).map_err(anyhow::Error::msg)?;
+    let mut inputs = vec![
+        ("--hardware", a.hardware.as_path()),
+        ("APP", a.model.app.as_path()),
+    ];
+    inputs.extend(a.model.vectors.iter().map(|v| ("--vectors", v.as_path())));
+    arpsim::output::check_files(&outputs, &inputs).map_err(anyhow::Error::msg)?;
     let hw = HardwareModel::load(&a.hardware)?;
     let prog = Program::load(&a.model.app, &a.model.load_options(), Some(&hw))?;
+    // the objects found through -I are known now, before anything is written
+    let objects = chips_eval::shard::model_files(&prog, &a.model.vectors);
+    arpsim::output::check_files(&outputs, &objects).map_err(anyhow::Error::msg)?;
     let settings = a
         .set
         .iter()

@@ -203,7 +203,14 @@ fn measures(file: &Path, names: &BTreeMap<u16, String>) -> Result<Vec<gate::Meas
 /// `sim-host arp diff`: the table (or JSON) and the gate's status.
 fn diff(args: &DiffArgs) -> Result<i32> {
     if let Some(out) = &args.json {
-        arpsim::output::preflight(&[("--json", out.as_path())]).map_err(anyhow::Error::msg)?;
+        let mut inputs = vec![
+            ("BASE.arp", args.base.as_path()),
+            ("NEW.arp", args.new.as_path()),
+        ];
+        inputs.extend(args.names.elf.as_deref().map(|p| ("--elf", p)));
+        inputs.extend(args.base_elf.as_deref().map(|p| ("--base-elf", p)));
+        arpsim::output::check_files(&[("--json", out.as_path())], &inputs)
+            .map_err(anyhow::Error::msg)?;
     }
     let new_names = args.names.load()?;
     let base_names = match &args.base_elf {
@@ -295,8 +302,9 @@ fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
 
 /// `sim-host arp plot`: written through `arpsim::output`, checked first.
 fn plot_sections(args: &PlotArgs) -> Result<()> {
-    arpsim::output::preflight(&[("-o", args.output.as_path())]).map_err(anyhow::Error::msg)?;
-    arpsim::output::not_an_input(&[("-o", args.output.as_path())], &[("FILE", &args.file)])
+    let mut inputs = vec![("FILE", args.file.as_path())];
+    inputs.extend(args.names.elf.as_deref().map(|p| ("--elf", p)));
+    arpsim::output::check_files(&[("-o", args.output.as_path())], &inputs)
         .map_err(anyhow::Error::msg)?;
     let names = args.names.load()?;
     let mut opts = plot::PlotOptions::new(&format!("sections of {}", args.file.display()));
@@ -357,15 +365,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn export_extrap(args: ExportExtrapArgs) -> Result<()> {
     use arpsim::measure::RunSpec;
-    arpsim::output::preflight(&[("--output", &args.output)]).map_err(anyhow::Error::msg)?;
     let runs = args
         .runs
         .iter()
         .map(|r| RunSpec::parse(r))
         .collect::<Result<Vec<_>, _>>()?;
-    let inputs: Vec<(&str, &std::path::Path)> =
+    let mut inputs: Vec<(&str, &std::path::Path)> =
         runs.iter().map(|r| ("a run", r.path.as_path())).collect();
-    arpsim::output::not_an_input(&[("--output", &args.output)], &inputs)
+    inputs.extend(args.sir.as_deref().map(|p| ("--sir", p)));
+    arpsim::output::check_files(&[("--output", &args.output)], &inputs)
         .map_err(anyhow::Error::msg)?;
     let names = section_names(args.sir.as_deref(), &args.section)?;
     let options = arpsim::extrap::ExportOptions {
@@ -408,8 +416,7 @@ fn convert(args: &ConvertArgs) -> Result<()> {
         gzip: args.gzip,
         mode: args.mode.as_deref().map(mode).transpose()?,
     };
-    arpsim::output::preflight(&[("OUTPUT", &args.output)]).map_err(anyhow::Error::msg)?;
-    arpsim::output::not_an_input(&[("OUTPUT", &args.output)], &[("INPUT", &args.input)])
+    arpsim::output::check_files(&[("OUTPUT", &args.output)], &[("INPUT", &args.input)])
         .map_err(anyhow::Error::msg)?;
     let records = tools::convert(&args.input, &args.output, &options)?;
     sim_host::say!("{records} records written to {}", args.output.display());

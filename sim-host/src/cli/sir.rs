@@ -114,7 +114,9 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn generate(args: GenerateArgs) -> Result<()> {
-    arpsim::output::not_an_input(&[("-o", &args.output)], &[("ELF", &args.elf)])
+    let mut inputs = vec![("ELF", args.elf.as_path())];
+    inputs.extend(args.target_file.as_deref().map(|p| ("--target-file", p)));
+    arpsim::output::check_files(&[("-o", args.output.as_path())], &inputs)
         .map_err(anyhow::Error::msg)?;
     let target = match &args.target_file {
         Some(path) => Target::load(path)?,
@@ -233,8 +235,7 @@ fn show_finding(file: &Path, finding: &Diagnostic) {
 // ------------------------------------------------------------------- convert
 
 fn convert(args: &ConvertArgs) -> Result<()> {
-    arpsim::output::preflight(&[("-o", &args.output)]).map_err(anyhow::Error::msg)?;
-    arpsim::output::not_an_input(&[("-o", &args.output)], &[("INPUT", &args.input)])
+    arpsim::output::check_files(&[("-o", &args.output)], &[("INPUT", &args.input)])
         .map_err(anyhow::Error::msg)?;
     let document = read_document(&args.input)?;
     let (converted, losses) = to_dialect(document, args.to)

@@ -26,7 +26,6 @@
 //! `./merge`.
 
 use anyhow::Result;
-use arpsim::output::Destination;
 use sim_host::host::signals;
 use sim_host::model::exit;
 use sim_host::tools::suite::baseline::{Baseline, Comparison};
@@ -154,6 +153,14 @@ impl GateArgs {
         .into_iter()
         .filter_map(|(o, p)| p.map(|p| (o, p)))
         .collect()
+    }
+
+    /// The file the gates read, with its option.
+    fn inputs(&self) -> Vec<(String, PathBuf)> {
+        self.baseline
+            .iter()
+            .map(|p| ("--baseline".to_owned(), p.clone()))
+            .collect()
     }
 
     /// The baseline, read before anything runs.
@@ -370,16 +377,24 @@ fn list(args: &Args, manifest: &Manifest, plan: &RunPlan, costs: &[u64]) -> Resu
         entries,
     };
     match &args.json {
-        Some(path) => write_checked("--json", path, &listing.to_json())?,
+        Some(path) => {
+            arpsim::output::check_files(&[("--json", path)], &run_inputs(args, manifest))?;
+            suite::write_output(path, &listing.to_json()).map_err(|e| e.to_string())?;
+        }
         None => show_raw!("{}", listing.to_text()),
     }
     Ok(0)
 }
 
-/// Checks an output path, then writes it.
-fn write_checked(option: &str, path: &Path, text: &str) -> Result<(), String> {
-    arpsim::output::preflight(&[(option, path)])?;
-    suite::write_output(path, text).map_err(|e| e.to_string())
+/// Every file a run (or `--list`) reads: the manifest's, `--baseline` and
+/// `--balance-from`.
+fn run_inputs(args: &Args, manifest: &Manifest) -> Vec<(String, PathBuf)> {
+    let mut inputs = manifest.inputs();
+    inputs.extend(args.gate.inputs());
+    if let Some(p) = &args.balance_from {
+        inputs.push(("--balance-from".to_owned(), p.clone()));
+    }
+    inputs
 }
 
 /// The files a run writes, checked before it starts.
@@ -389,8 +404,9 @@ struct Outputs {
 }
 
 impl Outputs {
-    /// Checks every output (and creates `--out DIR/entries`); entries'
-    /// files are kept in `--out DIR/entries` from then on.
+    /// Checks every output against each other and every input (and
+    /// creates `--out DIR/entries`); entries' files are kept in `--out
+    /// DIR/entries` from then on.
     fn prepare(args: &Args, manifest: &Manifest, plan: &mut RunPlan) -> Result<Outputs, String> {
         let mut files = Vec::new();
         if let Some(p) = &args.json {
@@ -409,13 +425,17 @@ impl Outputs {
                 )
             })?;
             files.push(("--out", dir.join(shard::result_file_name(args.shard)), true));
-            check_entry_files(manifest, plan, &entries)?;
-            plan.keep_in = Some(entries);
         }
         let mut checked: Vec<(&str, &Path)> =
             files.iter().map(|(o, p, _)| (*o, p.as_path())).collect();
         checked.extend(args.gate.outputs());
-        arpsim::output::preflight(&checked)?;
+        let kept = args.out.as_ref().map(|dir| dir.join("entries"));
+        let entry_files = kept
+            .as_deref()
+            .map_or_else(Vec::new, |d| entry_files(manifest, plan, d));
+        checked.extend(entry_files.iter().map(|p| ("--out", p.as_path())));
+        arpsim::output::check_files(&checked, &run_inputs(args, manifest))?;
+        plan.keep_in = kept;
         Ok(Outputs { files })
     }
 
@@ -436,20 +456,16 @@ impl Outputs {
     }
 }
 
-/// Each selected entry's data.arp and report path in `dir` can be
-/// written: the folder takes new files, and none of them is a folder.
-fn check_entry_files(manifest: &Manifest, plan: &RunPlan, dir: &Path) -> Result<(), String> {
-    arpsim::output::check_writable(&dir.join(".check"))
-        .map_err(|e| format!("--out {}: {e}", dir.display()))?;
+/// Each selected entry's data.arp and report in `dir` (`--out
+/// DIR/entries`): outputs checked with the others.
+fn entry_files(manifest: &Manifest, plan: &RunPlan, dir: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
     for &i in &plan.selected {
-        let entry = &manifest.entries[i];
-        let files = EntryFiles::kept(entry, dir);
-        for path in std::iter::once(&files.arp).chain(&files.report) {
-            Destination::of(path)
-                .map_err(|e| format!("--out: entry `{}`: {}: {e}", entry.name, path.display()))?;
-        }
+        let files = EntryFiles::kept(&manifest.entries[i], dir);
+        paths.push(files.arp);
+        paths.extend(files.report);
     }
-    Ok(())
+    paths
 }
 
 /// `suite merge`.
@@ -463,7 +479,13 @@ fn run_merge(args: &MergeArgs) -> i32 {
     }
     let mut checked = outputs.clone();
     checked.extend(args.gate.outputs());
-    if let Err(e) = check_merge_outputs(&checked, &args.results) {
+    let mut inputs: Vec<(String, PathBuf)> = args
+        .results
+        .iter()
+        .map(|p| ("result file".to_owned(), p.clone()))
+        .collect();
+    inputs.extend(args.gate.inputs());
+    if let Err(e) = arpsim::output::check_files(&checked, &inputs) {
         say!("sim-host: suite merge: {e}");
         return exit::SETUP;
     }
@@ -509,22 +531,6 @@ fn run_merge(args: &MergeArgs) -> i32 {
             say!("sim-host: suite merge: {e}");
             exit::SETUP
         })
-}
-
-/// The outputs can be written and none of them is one of the inputs.
-fn check_merge_outputs(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), String> {
-    arpsim::output::preflight(outputs)?;
-    for (option, out) in outputs {
-        for input in inputs {
-            if arpsim::output::same_file(&[out, input]).is_some() {
-                return Err(format!(
-                    "{option} {} is one of the result files being merged",
-                    out.display()
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn write_merged(report: &SuiteReport, outputs: &[(&str, &Path)]) -> i32 {

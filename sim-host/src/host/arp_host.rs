@@ -292,13 +292,29 @@ impl SectionStats {
         self.arp_thread[thread] = Some(tid);
     }
 
-    fn enter(&mut self, tid: Tid, sid: Sid, kind: SectionKind, site: u64, c: &Counters) {
-        self.note_thread(tid, c);
+    /// Refused past `arpsim::paths::MAX_SECTION_PATHS` distinct paths
+    /// (issue 43, N04), before anything changes.
+    fn enter(
+        &mut self,
+        tid: Tid,
+        sid: Sid,
+        kind: SectionKind,
+        site: u64,
+        c: &Counters,
+    ) -> Result<(), ArpError> {
         let parent = self
             .stack_mut(tid)
             .last()
             .map_or(PathInterner::ROOT, |f| f.node);
-        let node = self.paths.child(parent, sid);
+        let node = self
+            .paths
+            .try_child(parent, sid)
+            .ok_or(ArpError::TooManyPaths {
+                tid,
+                sid,
+                cap: arpsim::paths::MAX_SECTION_PATHS,
+            })?;
+        self.note_thread(tid, c);
         if self.sites.len() <= node as usize {
             let depth = self.stack_mut(tid).len() as u32 + 1;
             self.sites.resize(self.paths.len(), 0);
@@ -317,6 +333,7 @@ impl SectionStats {
             task: mark_tasks(c),
             children_own: 0,
         });
+        Ok(())
     }
 
     fn leave(&mut self, tid: Tid, sid: Sid, c: &Counters) {
@@ -727,7 +744,7 @@ impl ArpHost {
             EntryPoint::Enter(kind) => {
                 self.counters.kernel.set(kind == SectionKind::Kernel);
                 self.engine.enter(tid, sid, a2 as i32, kind)?;
-                self.stats.enter(tid, sid, kind, site, &self.counters);
+                self.stats.enter(tid, sid, kind, site, &self.counters)?;
                 self.record_event(tid, sid, kind, true);
             }
             EntryPoint::Leave(kind) => {

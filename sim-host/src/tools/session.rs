@@ -115,6 +115,7 @@ impl RunSpec {
             ("--expect-output", &self.expect_output),
             ("--compare", &self.compare),
             ("--playback", &self.engine.arp.playback),
+            ("--svd", &self.svd),
         ] {
             if let Some(p) = path {
                 inputs.push((option, p));
@@ -224,8 +225,7 @@ pub fn exit_status(stop: &Stop, verified: bool) -> i32 {
 pub fn prepare(spec: &RunSpec) -> Result<Prepared> {
     let arp = &spec.engine.arp;
     let outputs = spec.outputs.named(arp.file.as_deref());
-    arpsim::output::preflight(&outputs).map_err(anyhow::Error::msg)?;
-    arpsim::output::not_an_input(&outputs, &spec.inputs()).map_err(anyhow::Error::msg)?;
+    arpsim::output::check_files(&outputs, &spec.inputs()).map_err(anyhow::Error::msg)?;
     check_inputs(spec)?;
     let (target, image) = load_guest(spec)?;
     if arp.file.is_some() && !crate::host::arp_host::can_record(&image) {

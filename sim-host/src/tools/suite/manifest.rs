@@ -71,6 +71,9 @@ pub struct Entry {
     pub target: String,
     pub args: Vec<String>,
     pub expected_output: Option<Vec<u8>>,
+    /// The file `expected_output` was read from (an input no output may
+    /// name).
+    pub expected_output_file: Option<PathBuf>,
     pub exit_code: i32,
     pub cores: Option<usize>,
     pub mode: Option<Mode>,
@@ -92,6 +95,20 @@ pub struct Manifest {
 impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, SuiteError> {
         Manifest::parse(&read_text(path)?, path)
+    }
+
+    /// Every file a run of the manifest reads, each named as an error
+    /// names it: the manifest, and each entry's ELF and expected output
+    /// (issue 43, M04: no output may be one of them).
+    pub fn inputs(&self) -> Vec<(String, PathBuf)> {
+        let mut inputs = vec![("manifest".to_owned(), self.file.clone())];
+        for e in &self.entries {
+            inputs.push((format!("entry `{}` elf", e.name), e.elf.clone()));
+            if let Some(p) = &e.expected_output_file {
+                inputs.push((format!("entry `{}` expected_output", e.name), p.clone()));
+            }
+        }
+        inputs
     }
 
     /// Parses `text` (the manifest at `path`: relative paths are resolved
@@ -247,11 +264,11 @@ pub(super) fn validate(
     crate::model::target::builtin(&target).map_err(|err| field("target", err.to_string()))?;
     let elf = base.join(&written_elf);
     std::fs::File::open(&elf).map_err(|err| field("elf", format!("{}: {err}", elf.display())))?;
-    let expected_output = match &spec.expected_output {
+    let expected_output_file = spec.expected_output.as_ref().map(|p| base.join(p));
+    let expected_output = match &expected_output_file {
         None => None,
         Some(p) => {
-            let p = base.join(p);
-            let read = arpsim::input::read(&p, crate::model::limits::MAX_SUITE_FILE_BYTES);
+            let read = arpsim::input::read(p, crate::model::limits::MAX_SUITE_FILE_BYTES);
             Some(read.map_err(|err| field("expected_output", format!("{}: {err}", p.display())))?)
         }
     };
@@ -278,6 +295,7 @@ pub(super) fn validate(
         target,
         args: spec.args,
         expected_output,
+        expected_output_file,
         exit_code: spec.exit_code,
         cores: spec.cores,
         mode,
