@@ -57,14 +57,14 @@ impl Lines<'_> {
     fn of(&mut self, offset: u64) -> u64 {
         let offset = (offset as usize).min(self.text.len());
         if offset > self.at {
-            self.line += memchr_count(&self.text[self.at..offset]);
+            self.line += newlines(&self.text[self.at..offset]);
             self.at = offset;
         }
         self.line
     }
 }
 
-fn memchr_count(bytes: &[u8]) -> u64 {
+fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
@@ -162,15 +162,17 @@ fn close(stack: &mut [Frame], frame: Frame) -> Result<(), String> {
     let count = if frame.counted {
         let count = frame.copies().saturating_mul(1 + frame.inside);
         if count > cap {
+            let why = if frame.indexes > frame.dim {
+                format!("its <dimIndex> spells out {} names", frame.indexes)
+            } else {
+                format!("<dim> {}", frame.dim)
+            };
             return Err(format!(
-                "line {}: {} expands to {count} elements ({} copies of {} each: <dim> {}, \
-                 <dimIndex> {} names): at most {cap} per file (MAX_SVD_ELEMENTS)",
+                "line {}: {} expands to {count} elements ({why}, {} elements each): at most \
+                 {cap} per file (MAX_SVD_ELEMENTS)",
                 frame.line,
                 frame.describe(),
-                frame.copies(),
                 1 + frame.inside,
-                frame.dim,
-                frame.indexes
             ));
         }
         count
