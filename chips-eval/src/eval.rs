@@ -45,6 +45,25 @@ fn guarded<T>(f: impl FnOnce() -> T) -> T {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
+/// The most vector elements the variables of one evaluation may hold at
+/// once (issue 43): `dim` makes up to 10^7 and an assignment copies a
+/// whole vector, so without it a model of a few hundred bytes held
+/// gigabytes (40 copies of one 10^7-element vector: 3.1 GB). 5 * 10^7
+/// elements are 400 MB of numbers, five of the largest `dim`.
+pub const MAX_VECTOR_ELEMENTS: u64 = 50_000_000;
+
+/// The elements of `v` if it is a vector (what it holds in memory).
+fn vector_elements(v: &Value) -> u64 {
+    let n = match v {
+        Value::Vector(VecValue::Data(d)) => d.len(),
+        Value::Vector(VecValue::Numeric { values, .. }) => values.len(),
+        Value::Vector(VecValue::Counts { counts, .. }) => counts.len(),
+        Value::Vector(VecValue::Kernels { names, .. }) => names.len(),
+        _ => 0,
+    };
+    n as u64
+}
+
 /// Limits that turn runaway models into diagnostics.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -168,6 +187,8 @@ pub struct Evaluator<'a> {
     la_stage: f64,
     la_nstage: f64,
     steps_used: u64,
+    /// Vector elements the variables hold now ([`MAX_VECTOR_ELEMENTS`]).
+    held_elements: u64,
     depth: usize,
     weight: f64,
     /// Step time accumulated by each template evaluation in progress.
@@ -188,6 +209,7 @@ impl<'a> Evaluator<'a> {
             la_stage: 0.0,
             la_nstage: 0.0,
             steps_used: 0,
+            held_elements: 0,
             depth: 0,
             weight: 1.0,
             template_time: Vec::new(),
@@ -248,6 +270,7 @@ impl<'a> Evaluator<'a> {
         self.la_stage = 0.0;
         self.la_nstage = 0.0;
         self.steps_used = 0;
+        self.held_elements = 0;
         self.depth = 0;
         self.weight = 1.0;
         self.template_time.clear();
@@ -759,6 +782,7 @@ impl<'a> Evaluator<'a> {
                     }
                     None => Value::Unset,
                 };
+                self.hold(obj, item.name.span, 0, &v)?;
                 frame.vars.insert(item.name.name.clone(), (d.ty, v));
             }
         }
@@ -778,6 +802,8 @@ impl<'a> Evaluator<'a> {
         if let Some(v) = &result {
             self.trace(format!("{}.{name} -> {v}", o.name));
         }
+        let locals: u64 = frame.vars.values().map(|(_, v)| vector_elements(v)).sum();
+        self.held_elements = self.held_elements.saturating_sub(locals);
         self.depth -= 1;
         Ok(result)
     }
@@ -1203,12 +1229,15 @@ impl<'a> Evaluator<'a> {
     }
 
     fn store(&mut self, obj: ObjId, target: &Ident, v: Value, frame: &mut Frame) -> R<()> {
-        if let Some(slot) = frame.vars.get_mut(&target.name) {
-            slot.1 = v;
+        if let Some(old) = frame.vars.get(&target.name).map(|s| vector_elements(&s.1)) {
+            self.hold(obj, target.span, old, &v)?;
+            frame.vars.get_mut(&target.name).expect("looked up").1 = v;
             return Ok(());
         }
         match self.prog.objects[obj].var_index.get(&target.name) {
             Some(&vi) => {
+                let old = vector_elements(&self.state[obj].vars[vi]);
+                self.hold(obj, target.span, old, &v)?;
                 self.state[obj].vars[vi] = v;
                 Ok(())
             }
@@ -1220,6 +1249,27 @@ impl<'a> Evaluator<'a> {
                 )
                 .into()),
         }
+    }
+
+    /// Accounts for a variable whose vector of `old` elements becomes `new`:
+    /// refused beyond [`MAX_VECTOR_ELEMENTS`] held at once.
+    fn hold(&mut self, obj: ObjId, span: Span, old: u64, new: &Value) -> R<()> {
+        let held =
+            (self.held_elements - old.min(self.held_elements)).saturating_add(vector_elements(new));
+        if held > MAX_VECTOR_ELEMENTS {
+            return Err(self
+                .error(
+                    obj,
+                    span,
+                    format!(
+                        "the variables would hold {held} vector elements: at most \
+                         {MAX_VECTOR_ELEMENTS} at once (eval::MAX_VECTOR_ELEMENTS)"
+                    ),
+                )
+                .into());
+        }
+        self.held_elements = held;
+        Ok(())
     }
 
     fn lookup(&self, obj: ObjId, name: &str, frame: &Frame) -> Option<Value> {

@@ -459,3 +459,36 @@ fn endless_model_and_hardware_files_stop_at_their_cap() {
     let e = load(&zero, None).expect_err("refused").to_string();
     assert!(e.contains("larger than 16 MiB"), "{e}");
 }
+
+/// `n` vector variables, `d` of 10^7 elements (the largest `dim`) and
+/// `copies` assignments of it, then `redims` more `dim`s of `d`.
+fn vector_model(copies: usize, redims: usize) -> String {
+    let vars: Vec<String> = (0..copies.max(1)).map(|i| format!("v{i}")).collect();
+    let assignments: String = (0..copies).map(|i| format!("  v{i} = d;\n")).collect();
+    let redim = "  dim d, 10000000;\n".repeat(redims);
+    format!(
+        "application app {{\nvar scope vector: d, {};\noption {{ }}\nproc exec init {{\n  \
+         dim d, 10000000;\n{assignments}{redim}  return 0;\n}}\n}}\n",
+        vars.join(", ")
+    )
+}
+
+/// Issue 43: copies of a 10^7-element vector (40 of them held 3.1 GB from
+/// a 700-byte model) stop at `MAX_VECTOR_ELEMENTS` held at once, located;
+/// a vector replaced or freed no longer counts.
+#[test]
+fn vectors_held_by_the_variables_are_capped() {
+    let hw = tiny_hw();
+    let (_dir, path) = write_app(&vector_model(40, 0));
+    let prog = load(&path, Some(&hw)).unwrap();
+    let err = chips_eval::run(&prog, &hw, &[], RunOptions::default())
+        .err()
+        .map(|e| e.to_string())
+        .expect("refused");
+    assert!(err.contains("at most 50000000"), "{err}");
+    assert!(err.contains("app.la:10:"), "the fifth copy: {err}");
+    // the same vector made again and again, and four copies: within
+    let (_dir, path) = write_app(&vector_model(4, 20));
+    let prog = load(&path, Some(&hw)).unwrap();
+    chips_eval::run(&prog, &hw, &[], RunOptions::default()).unwrap();
+}

@@ -34,6 +34,23 @@ pub const MAX_SIR_BYTES: u64 = 256 * arpsim::input::MIB;
 /// tens of MiB.
 pub const MAX_SVD_BYTES: u64 = 256 * arpsim::input::MIB;
 
+/// The deepest element nesting of a CMSIS-SVD file (the `<device>` is
+/// depth 1), checked by a streaming scan before anything recursive runs
+/// (issue 43, M02): real files nest about 12 deep (device, peripherals,
+/// peripheral, registers, a few clusters, register, fields, field,
+/// enumerated values); svd-parser, its expansion and the drop of what they
+/// build recurse once per level.
+pub const MAX_SVD_DEPTH: usize = 64;
+
+/// The most elements (peripherals, clusters, registers, fields) an SVD
+/// file may describe once its `<dim>` arrays are expanded, nested arrays
+/// multiplied and `derivedFrom` copies counted (issue 43, M03), checked
+/// before anything is expanded. The RP2040's SVD (pico-sdk, 2.6 MB) has
+/// 6,296 of them and the STM32H743's (cmsis-svd, 3.9 MB) about as many
+/// per MB; the cap is some 40 times the largest such file. A file at the
+/// cap (one array of 499,999 registers) loads with a peak of about 300 MB.
+pub const MAX_SVD_ELEMENTS: usize = 500_000;
+
 /// The longest `--timeout` (30 days): beyond it a timeout means nothing
 /// and `Duration` arithmetic would overflow.
 pub const MAX_TIMEOUT_SECONDS: f64 = 30.0 * 24.0 * 3600.0;

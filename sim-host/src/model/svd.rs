@@ -1,6 +1,13 @@
 //! A CMSIS-SVD file (`--svd FILE`, read with the rust-embedded
 //! `svd-parser` crate, arrays expanded and `derivedFrom` resolved) as the
 //! peripheral ranges and register names of `model::peripherals`.
+//!
+//! Nesting and expanded size are bounded before svd-parser runs
+//! (`prescan`) and before anything is expanded (`expansion`): see
+//! ARCHITECTURE.md, "Caps".
+
+mod expansion;
+mod prescan;
 
 use super::peripherals::{MappedPeripheral, RegisterName};
 use std::path::Path;
@@ -27,12 +34,16 @@ pub fn load(path: &Path) -> Result<Vec<MappedPeripheral>, SvdError> {
     };
     let xml = arpsim::input::read_to_string(path, crate::model::limits::MAX_SVD_BYTES)
         .map_err(|e| error(e.to_string()))?;
+    prescan::check(&xml).map_err(error)?;
+    // expanded here, once the expansion is known to be bounded
     let config = svd_parser::Config::default()
-        .expand(true)
+        .expand(false)
         .expand_properties(true)
         .ignore_enums(true);
     let device =
         svd_parser::parse_with_config(&xml, &config).map_err(|e| error(format!("{e:#}")))?;
+    drop(xml);
+    let device = expansion::expand(device).map_err(error)?;
     let source = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -153,6 +164,71 @@ mod tests {
         assert_eq!(ps[1].name, "UART1");
         assert_eq!(ps[1].registers.len(), 3, "derived from UART0");
         assert_eq!(ps[1].source, "board.svd");
+    }
+
+    /// svd-parser's own expansion, fields and all, as `load` ran it
+    /// before the caps: the registers `load` finds must be the same.
+    fn unbounded_load(text: &str) -> Vec<MappedPeripheral> {
+        let config = svd_parser::Config::default()
+            .expand(true)
+            .expand_properties(true)
+            .ignore_enums(true);
+        let device = svd_parser::parse_with_config(text, &config).unwrap();
+        device.peripherals.iter().map(|p| mapped(p, "x")).collect()
+    }
+
+    /// Each peripheral's range and registers, one line each.
+    fn registers_of(ps: &[MappedPeripheral]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for p in ps {
+            lines.push(format!("{} {:#x}..{:#x}", p.name, p.start, p.end));
+            for r in &p.registers {
+                lines.push(format!("  {} {:#x} {}", r.name, r.offset, r.size));
+            }
+        }
+        lines
+    }
+
+    /// Arrays of peripherals, clusters and registers, registers and
+    /// clusters derived from others, fields: the bounded expansion finds
+    /// what svd-parser's own does. `SVD_FILE` names another file to compare
+    /// (a vendor's SVD).
+    #[test]
+    fn the_bounded_expansion_finds_what_svd_parsers_own_finds() {
+        let arrays = SVD.replace(
+            "<register><name>STATE</name><addressOffset>0x4</addressOffset></register>",
+            "<register><name>STATE</name><addressOffset>0x4</addressOffset>\
+             <fields><field><name>F</name><bitOffset>0</bitOffset><bitWidth>1</bitWidth>\
+             </field></fields></register>\
+             <register><dim>4</dim><dimIncrement>4</dimIncrement><name>ARR%s</name>\
+             <addressOffset>0x10</addressOffset></register>\
+             <register derivedFrom=\"STATE\"><name>COPY</name><addressOffset>0x20</addressOffset>\
+             </register>\
+             <cluster><dim>2</dim><dimIncrement>0x40</dimIncrement><name>CH%s</name>\
+             <addressOffset>0x200</addressOffset>\
+             <register><name>X</name><addressOffset>0</addressOffset><size>16</size></register>\
+             </cluster>\
+             <cluster derivedFrom=\"UART0.DMA\"><name>DMA2</name><addressOffset>0x300</addressOffset>\
+             </cluster>",
+        );
+        let ps = load_text(&arrays).unwrap();
+        assert_eq!(registers_of(&ps), registers_of(&unbounded_load(&arrays)));
+        let names: Vec<&str> = ps[0].registers.iter().map(|r| r.name.as_str()).collect();
+        assert!(
+            names.contains(&"ARR3") && names.contains(&"CH1_X"),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"COPY") && names.contains(&"DMA2_CTRL"),
+            "{names:?}"
+        );
+        if let Ok(path) = std::env::var("SVD_FILE") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let ps = load(Path::new(&path)).unwrap();
+            let registers: usize = ps.iter().map(|p| p.registers.len()).sum();
+            eprintln!("{path}: {} peripherals, {registers} registers", ps.len());
+            assert_eq!(registers_of(&ps), registers_of(&unbounded_load(&text)));
+        }
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //! Invariants of a loaded [`Target`]:
 //! - memory regions are non-empty, 4 KiB aligned in start and size (Unicorn
 //!   maps whole pages), and do not overlap;
+//! - no two ranges a run maps overlap: regions, the PPB on ARM, the machine
+//!   timer's pages, FLASH_ACR's and XIP_CTRL's pages, the XIP maintenance
+//!   window ([`check_mapped_ranges`]), so Unicorn never refuses a mapping;
 //! - the cycle table has every instruction class the architecture needs
 //!   ([`InsnClass::required_for`]), each entry with a citation;
 //! - clock and default core count are positive.
@@ -789,7 +792,7 @@ impl Target {
             // FPCCR, FPCAR, FPDSCR) exist when the core has one
             core.fpu = *fpu != crate::model::isa::Fpu::None;
         }
-        Ok(Target {
+        let target = Target {
             name: raw.name,
             description: raw.description,
             arch: raw.arch,
@@ -809,7 +812,9 @@ impl Target {
             l1cache,
             xip,
             file: file.to_owned(),
-        })
+        };
+        check_mapped_ranges(&target).map_err(|(f, m)| invalid(&f, m))?;
+        Ok(target)
     }
 
     /// The cycle-table row of a class, if the table prices it. There is no
@@ -1086,6 +1091,94 @@ fn parse_class_cost(
         units: c.units.unwrap_or_else(|| vec![class.unit()]),
         cite: c.cite,
     })
+}
+
+/// ARM's Private Peripheral Bus (ARMv7-M ARM B3.1, the System Control
+/// Space and the DWT among its blocks): the core's own, so no other range
+/// of a target may lie in it.
+pub const ARM_PPB: std::ops::Range<u64> = 0xE000_0000..0xE010_0000;
+
+/// A range a run maps: the field that puts it there, what it is, where.
+struct Mapped {
+    field: String,
+    what: String,
+    range: std::ops::Range<u64>,
+}
+
+/// Every range a run of `target` maps: the memory regions, the core's
+/// own space (the PPB on ARM), the machine timer's pages, FLASH_ACR's and
+/// XIP_CTRL's pages, the XIP maintenance window.
+fn mapped_ranges(target: &Target) -> Vec<Mapped> {
+    let page_of = |addr: u64| (addr & !(PAGE_SIZE - 1))..(addr & !(PAGE_SIZE - 1)) + PAGE_SIZE;
+    let mut out = Vec::new();
+    if target.arch == Arch::Arm {
+        out.push(Mapped {
+            field: "arch".into(),
+            what: "the core's Private Peripheral Bus (its System Control Space and DWT)".into(),
+            range: ARM_PPB,
+        });
+    }
+    out.extend(target.regions.iter().map(|r| Mapped {
+        field: "memory".into(),
+        what: format!("memory region `{}`", r.name),
+        range: r.start..r.end(),
+    }));
+    let mut add = |field: &str, what: &str, range| {
+        out.push(Mapped {
+            field: field.into(),
+            what: what.into(),
+            range,
+        })
+    };
+    if let Some(t) = target.machine_timer() {
+        add(
+            "system.machine_timer.base",
+            "the machine timer's pages",
+            t.pages(),
+        );
+    }
+    if let Some(f) = &target.flash {
+        add("flash.control", "FLASH_ACR's page", page_of(f.control));
+    }
+    if let Some(x) = &target.xip {
+        add("xip.control", "XIP_CTRL's page", page_of(x.control));
+        if let Some(r) = &x.rp2350 {
+            let window =
+                r.maintenance..r.maintenance + crate::model::xip::rp2350::MAINTENANCE_BYTES;
+            add(
+                "xip.maintenance",
+                "the XIP cache maintenance window",
+                window,
+            );
+        }
+    }
+    out
+}
+
+/// No two ranges a run maps overlap (issue 43, M10): Unicorn would refuse
+/// the second mapping; the file is refused instead, both fields named.
+fn check_mapped_ranges(target: &Target) -> Result<(), FieldError> {
+    let ranges = mapped_ranges(target);
+    for (i, a) in ranges.iter().enumerate() {
+        for b in &ranges[..i] {
+            if a.range.start < b.range.end && b.range.start < a.range.end {
+                return Err((
+                    a.field.clone(),
+                    format!(
+                        "{} {:#010x}..{:#010x} overlaps {} {:#010x}..{:#010x} (field `{}`)",
+                        a.what,
+                        a.range.start,
+                        a.range.end,
+                        b.what,
+                        b.range.start,
+                        b.range.end,
+                        b.field
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The peripheral ranges must not cover memory (an access there is RAM's).
@@ -1455,6 +1548,61 @@ system = { cycles = 1, cite = "t" }
         assert_ne!(bad, m4);
         let err = parse(&bad).unwrap_err().to_string();
         assert!(err.contains("system.trap_entry"), "{err}");
+    }
+
+    /// Issue 43, M10: every range a run maps apart from the others, the
+    /// file refused naming both fields and ranges (before: Unicorn's "MAP"
+    /// error when the engine was set up).
+    #[test]
+    fn ranges_a_run_maps_overlapping_are_refused_naming_both() {
+        let text_of = |name: &str| catalog::BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        let cases = [
+            // FLASH_ACR in the SCS; a region in the PPB
+            (
+                "stm32f407",
+                "value = 0x40023C00",
+                "value = 0xE000ED00",
+                "flash.control",
+                "Private Peripheral Bus",
+            ),
+            (
+                "cortex-m4",
+                "start = 0x20000000",
+                "start = 0xE0000000",
+                "memory",
+                "Private Peripheral Bus",
+            ),
+            // the CLINT in SRAM, the SIO timer in the XIP flash
+            (
+                "sifive-e31",
+                "base = 0x02000000",
+                "base = 0x20000000",
+                "system.machine_timer.base",
+                "sram",
+            ),
+            (
+                "rp2350",
+                "base = 0xd00001a4",
+                "base = 0x100001a4",
+                "system.machine_timer.base",
+                "`xip`",
+            ),
+            // XIP_CTRL's page on the machine timer's
+            (
+                "rp2350",
+                "value = 0x400c8000",
+                "value = 0xd0000000",
+                "xip.control",
+                "machine timer",
+            ),
+        ];
+        for (name, from, to, field, other) in cases {
+            let text = text_of(name);
+            assert!(text.contains(from), "{name}: {from}");
+            let e = parse(&text.replacen(from, to, 1)).unwrap_err().to_string();
+            assert!(e.contains(&format!("field `{field}`: ")), "{name}: {e}");
+            assert!(e.contains(other) && e.contains("overlaps"), "{name}: {e}");
+        }
     }
 
     #[test]
