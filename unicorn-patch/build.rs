@@ -15,9 +15,13 @@
 //!    need no guest state restored) and `registers.patch` (the integer
 //!    registers' address, for the ARP interception to read its arguments
 //!    in place), `hostfma.patch` (the guest's fused multiply-adds on
-//!    the host's FMA instruction by a direct call) and `mprofile.patch`
+//!    the host's FMA instruction by a direct call), `mprofile.patch`
 //!    (the M-profile FP context registers, and a callback at each lazy
-//!    FP state preservation, for the exception model to price it);
+//!    FP state preservation, for the exception model to price it),
+//!    `itstate.patch` (the Thumb IT state kept across a restore of the
+//!    guest state inside a block) and `counters.patch` (RISC-V's counter
+//!    CSRs fail as illegal instructions wherever they are, for sim-host to
+//!    carry them out on its clock);
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
 //!    configures once and then builds incrementally (a changed patch
 //!    recompiles only what it changed);
@@ -40,7 +44,7 @@ const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
 /// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 8] = [
+const PATCHES: [&str; 9] = [
     "charge.patch",
     "memhook.patch",
     "accesscheck.patch",
@@ -49,6 +53,7 @@ const PATCHES: [&str; 8] = [
     "hostfma.patch",
     "mprofile.patch",
     "itstate.patch",
+    "counters.patch",
 ];
 
 fn main() {

@@ -2,19 +2,22 @@
 //! `instret`/`minstret`(`h`) and `time`(`h`) (RISC-V privileged spec
 //! 3.1.11, unprivileged spec chapter "Counters"). QEMU answers them with
 //! the host's time-stamp counter (and `time` not at all), so a guest that
-//! timed itself was not deterministic. Every such instruction in the image
-//! gets a code hook that gives its destination the simulated count at the
-//! instruction and skips it: the instruction's own cost was charged with
-//! its block, whose rest then runs uncharged (it already was). A write to
-//! a read-only counter (`cycle`, `time`, `instret`) is the illegal
-//! instruction trap.
+//! timed itself was not deterministic. Sim-host's Unicorn fails every
+//! counter access (`unicorn-patch/counters.patch`; `time` has no reader in
+//! Unicorn), so each one, wherever it is (flash, `.data`, code written at
+//! run time), reaches the interrupt hook as an illegal instruction, and
+//! [`on_exception`] gives its destination the simulated count at the
+//! instruction and goes on after it: the instruction's own cost was
+//! charged with its block, whose rest then runs uncharged (it already
+//! was). A write to a read-only counter (`cycle`, `time`, `instret`) is
+//! the illegal instruction trap.
 
-use super::api::{uc, MachineError};
 use super::pricing::counters_at;
 use super::registers::arch_reg;
 use super::state::{CounterOffsets, Uc};
-use crate::image::elf::GuestImage;
+use super::traps::{ILLEGAL_INSTRUCTION, UNICORN_PC_ADVANCE};
 use crate::model::target::Arch;
+use unicorn_engine::RegisterRISCV;
 
 /// The counter CSRs (the `h` halves are 0x80 above their low halves).
 const CYCLE: u16 = 0xC00;
@@ -50,53 +53,43 @@ fn decode(word: u32) -> Option<CounterAccess> {
     })
 }
 
-/// The addresses of counter CSR instructions in the image's executable
-/// segments (every halfword: compressed code aligns 32-bit instructions
-/// to 2 bytes; a match inside another instruction's bytes is never an
-/// instruction start, so its hook never runs).
-fn sites(image: &GuestImage) -> Vec<(u64, CounterAccess)> {
-    let mut found = Vec::new();
-    for seg in image.segments.iter().filter(|s| s.executable) {
-        for (i, w) in seg.data.windows(4).enumerate().step_by(2) {
-            let word = u32::from_le_bytes(w.try_into().expect("4 bytes"));
-            if let Some(access) = decode(word) {
-                found.push((seg.load_addr + i as u64, access));
-            }
-        }
+/// Unicorn's interrupt hook on a RISC-V core, in front of
+/// [`super::traps::on_exception`]: carries out the counter CSR access that
+/// trapped as an illegal instruction (every counter access does:
+/// `counters.patch`), wherever its instruction is (flash, RAM, or code the
+/// guest wrote at run time). False for anything else, and for a write to
+/// a read-only counter, which is the illegal instruction trap (privileged
+/// spec 2.1: `unimp` is `csrrw x0, cycle, x0`).
+pub(super) fn on_exception(uc: &mut Uc<'_>, intno: u32) -> bool {
+    if u64::from(intno) != ILLEGAL_INSTRUCTION {
+        return false;
     }
-    found
-}
-
-/// Hooks every counter CSR instruction of a RISC-V image.
-pub(super) fn install(emu: &mut Uc<'static>, image: &GuestImage) -> Result<(), MachineError> {
-    if image.arch != Arch::Riscv {
-        return Ok(());
+    let pc = uc
+        .reg_read(RegisterRISCV::PC)
+        .unwrap_or(0)
+        .wrapping_sub(UNICORN_PC_ADVANCE);
+    let mut bytes = [0u8; 4];
+    if uc.mem_read(pc, &mut bytes).is_err() {
+        return false;
     }
-    for (addr, access) in sites(image) {
-        uc(
-            "hook a counter CSR instruction",
-            emu.add_code_hook(addr, addr, move |uc: &mut Uc<'_>, at, _| {
-                if at == addr {
-                    execute(uc, addr, access);
-                }
-            }),
-        )?;
+    // a compressed instruction (low bits not 11) never decodes as one
+    let Some(access) = decode(u32::from_le_bytes(bytes)) else {
+        return false;
+    };
+    let writes = access.funct3 == 1 || access.funct3 == 5 || access.source != 0;
+    if writes && access.csr & 0xF00 == 0xC00 {
+        return false;
     }
-    Ok(())
+    execute(uc, pc, access, writes);
+    true
 }
 
 /// Carries out the instruction at `pc` on the simulated counters.
-fn execute(uc: &mut Uc<'_>, pc: u64, access: CounterAccess) {
+fn execute(uc: &mut Uc<'_>, pc: u64, access: CounterAccess, writes: bool) {
     let (cycles, instructions) = counters_at(uc, pc);
     let offsets = uc.get_data().counter_offsets;
     let old = read(uc, access.csr, cycles, instructions, offsets);
-    let writes = access.funct3 == 1 || access.funct3 == 5 || access.source != 0;
     if writes {
-        if access.csr & 0xF00 == 0xC00 {
-            // a write to a read-only CSR is an illegal instruction
-            // (privileged spec 2.1): `unimp` is `csrrw x0, cycle, x0`
-            return super::traps::take_exception(uc, super::traps::ILLEGAL_INSTRUCTION, pc);
-        }
         let source = if access.funct3 >= 5 {
             u32::from(access.source)
         } else {

@@ -145,7 +145,16 @@ pub(super) fn install_exception_hooks(
             }
             // traps to mtvec (`traps`); EBREAK comes to the invalid
             // instruction hook
-            uc("interrupt hook", emu.add_intr_hook(traps::on_exception))?;
+            // (every counter CSR access comes as an illegal instruction:
+            // `csr` carries it out)
+            uc(
+                "interrupt hook",
+                emu.add_intr_hook(|uc: &mut Uc<'_>, intno| {
+                    if !super::csr::on_exception(uc, intno) {
+                        traps::on_exception(uc, intno);
+                    }
+                }),
+            )?;
             uc(
                 "ebreak hook",
                 emu.add_insn_invalid_hook(traps::on_breakpoint),

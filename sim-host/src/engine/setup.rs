@@ -5,7 +5,6 @@
 use super::api::{uc, Counting, MachineError, Observer, RunOutcome, Stop};
 use super::block_hook::BlockHook;
 use super::blocks::BlockCache;
-use super::csr;
 use super::debug::DebugSession;
 use super::exceptions::install_exception_hooks;
 use super::intercept::install_interception;
@@ -126,7 +125,6 @@ pub(super) fn run_once(
     }
     install_interception(&mut emu, &image, options)?;
     if options.counting != Counting::Off {
-        csr::install(&mut emu, &image)?;
         super::tasks::install(&mut emu, &image)?;
     }
     let debug_dynamic = options.debugger.as_ref().map(|_| dynamic.clone());

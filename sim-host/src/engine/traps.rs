@@ -50,7 +50,7 @@ const INTERRUPT: u64 = 1 << 31;
 const PRV_M: u64 = 3;
 /// How far Unicorn has moved the PC past a trapping instruction when its
 /// interrupt hook runs (qemu/accel/tcg/cpu-exec.c, TARGET_RISCV).
-const UNICORN_PC_ADVANCE: u64 = 4;
+pub(super) const UNICORN_PC_ADVANCE: u64 = 4;
 
 /// Synchronous exception codes (3.1.15, Table 3.6).
 pub(super) const ILLEGAL_INSTRUCTION: u64 = 2;

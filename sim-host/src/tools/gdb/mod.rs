@@ -12,20 +12,23 @@
 //! block boundary (within 2^20 simulated cycles: the block hook polls).
 
 pub mod arch_m;
+pub mod checked;
 pub mod ids;
 pub mod monitor;
+pub mod packets;
 pub mod target;
 
 use crate::engine::{DebugGuest, DebugInterrupt, DebugResume, DebugStop, Debugger, Stop, Watch};
 use crate::host::signals::StopRequest;
 use crate::model::target::Arch;
+use checked::Checked;
 use gdbstub::common::Signal;
 use gdbstub::stub::state_machine::GdbStubStateMachine;
 use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
 use gdbstub::target::ext::breakpoints::WatchKind;
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
@@ -81,15 +84,15 @@ pub enum GdbLink {
 /// an Arm core with an FPU, whose description has the VFP registers.
 pub fn debugger(arch: Arch, fpu: bool, link: GdbLink) -> Rc<RefCell<dyn Debugger>> {
     match arch {
-        Arch::Arm if fpu => Rc::new(RefCell::new(GdbDebugger::<arch_m::CortexM<true>>::new(
-            link,
-        ))),
-        Arch::Arm => Rc::new(RefCell::new(GdbDebugger::<arch_m::CortexM<false>>::new(
-            link,
-        ))),
-        Arch::Riscv => Rc::new(RefCell::new(
-            GdbDebugger::<gdbstub_arch::riscv::Riscv32>::new(link),
+        Arch::Arm if fpu => Rc::new(RefCell::new(
+            GdbDebugger::<Checked<arch_m::CortexM<true>>>::new(link),
         )),
+        Arch::Arm => Rc::new(RefCell::new(
+            GdbDebugger::<Checked<arch_m::CortexM<false>>>::new(link),
+        )),
+        Arch::Riscv => Rc::new(RefCell::new(GdbDebugger::<
+            Checked<gdbstub_arch::riscv::Riscv32>,
+        >::new(link))),
     }
 }
 
@@ -396,20 +399,26 @@ fn protocol_error(e: gdbstub::stub::GdbStubError<&'static str, std::io::Error>) 
     }
 }
 
-/// The most bytes of a packet, from its `$` to its `#`: the PacketSize
-/// the stub announces (gdbstub's 4096-byte buffer), enforced here (issue
-/// 30, N23: gdbstub's growable buffer held a 200 MB packet whole).
-pub const MAX_PACKET: usize = 4096;
+pub use packets::MAX_PACKET;
 
 /// Bytes gdb has sent that are not fed to the stub yet (at most one read's
-/// worth), and how long the packet being received is so far.
+/// worth), the packet being received (whole packets are vetted before
+/// the stub sees them: `packets`), and replies to refused packets.
 #[derive(Default)]
 struct Received {
     bytes: VecDeque<u8>,
-    /// Bytes since the packet's `$`; 0 between packets.
-    packet: usize,
+    /// Bytes for the stub, in order.
+    ready: VecDeque<u8>,
+    /// The packet being received, from its `$`; empty between packets.
+    packet: Vec<u8>,
+    /// Checksum digits still to come after the packet's `#`.
+    checksum: u8,
     /// Whether gdb has sent anything yet.
     heard: bool,
+    /// gdb turned acknowledgements off (`QStartNoAckMode`).
+    no_ack: bool,
+    /// What to send gdb for the packets refused here.
+    replies: Vec<u8>,
 }
 
 /// How long a client that has connected may stay silent before its first
@@ -419,32 +428,97 @@ pub const FIRST_BYTE_WAIT: std::time::Duration = std::time::Duration::from_secs(
 
 impl Received {
     fn pop(&mut self) -> Result<Option<u8>, String> {
-        let Some(byte) = self.bytes.pop_front() else {
-            return Ok(None);
-        };
-        self.heard = true;
+        loop {
+            if let Some(byte) = self.ready.pop_front() {
+                return Ok(Some(byte));
+            }
+            let Some(byte) = self.bytes.pop_front() else {
+                return Ok(None);
+            };
+            self.heard = true;
+            self.take(byte)?;
+        }
+    }
+
+    /// One byte from gdb: outside a packet it is the stub's at once, a
+    /// packet is the stub's when whole and vetted.
+    fn take(&mut self, byte: u8) -> Result<(), String> {
         if byte == b'$' {
-            self.packet = 1;
-        } else if self.packet > 0 {
-            if byte == b'#' {
-                self.packet = 0;
-            } else {
-                self.packet += 1;
-                if self.packet > MAX_PACKET {
-                    return Err(format!(
-                        "gdb sent a packet of more than {MAX_PACKET} bytes, the PacketSize this stub announces"
-                    ));
+            // a packet cut short by another: the stub sees what came
+            self.ready.extend(self.packet.drain(..));
+            self.packet.push(byte);
+            self.checksum = 0;
+            return Ok(());
+        }
+        if self.packet.is_empty() {
+            self.ready.push_back(byte);
+            return Ok(());
+        }
+        self.packet.push(byte);
+        if self.checksum > 0 {
+            self.checksum -= 1;
+            if self.checksum == 0 {
+                self.whole_packet();
+            }
+        } else if byte == b'#' {
+            self.checksum = 2;
+        } else if self.packet.len() > MAX_PACKET {
+            return Err(format!(
+                "gdb sent a packet of more than {MAX_PACKET} bytes, the PacketSize this stub announces"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `$body#cs` received: given to the stub, rewritten or refused. A
+    /// packet with a wrong checksum goes to the stub as it came (which
+    /// asks gdb to send it again).
+    fn whole_packet(&mut self) {
+        let packet = std::mem::take(&mut self.packet);
+        let body = &packet[1..packet.len() - 3];
+        let sum = body.iter().fold(0u8, |s, b| s.wrapping_add(*b));
+        let sent = std::str::from_utf8(&packet[packet.len() - 2..])
+            .ok()
+            .and_then(|t| u8::from_str_radix(t, 16).ok());
+        if sent != Some(sum) {
+            self.ready.extend(packet);
+            return;
+        }
+        if body == b"QStartNoAckMode" {
+            self.no_ack = true;
+        }
+        match packets::vet(body) {
+            packets::Vetted::Pass => self.ready.extend(packet),
+            packets::Vetted::Rewrite(body) => self.ready.extend(framed(&body)),
+            packets::Vetted::Refuse(reply) => {
+                if !self.no_ack {
+                    self.replies.push(b'+');
                 }
+                self.replies.extend(framed(reply.as_bytes()));
             }
         }
-        Ok(Some(byte))
     }
+}
+
+/// `$body#checksum`.
+fn framed(body: &[u8]) -> Vec<u8> {
+    let sum = body.iter().fold(0u8, |s, b| s.wrapping_add(*b));
+    let mut packet = Vec::with_capacity(body.len() + 4);
+    packet.push(b'$');
+    packet.extend_from_slice(body);
+    packet.extend_from_slice(format!("#{sum:02x}").as_bytes());
+    packet
 }
 
 /// A byte gdb has sent, if one arrives within the socket's read timeout.
 fn available_byte(pending: &mut Received, conn: &mut TcpStream) -> Result<Option<u8>, String> {
     loop {
-        if let Some(byte) = pending.pop()? {
+        let byte = pending.pop()?;
+        if !pending.replies.is_empty() {
+            let replies = std::mem::take(&mut pending.replies);
+            conn.write_all(&replies).map_err(|e| e.to_string())?;
+        }
+        if let Some(byte) = byte {
             return Ok(Some(byte));
         }
         let mut buf = [0u8; 4096];

@@ -41,7 +41,11 @@ pub fn run(guest: &DebugGuest, command: &str) -> Reply {
             ("cache", None, _) => cache(guest),
             ("reset", None, _) => return Reply::Reset,
             ("" | "help", None, _) => HELP.to_owned(),
-            _ => format!("unknown monitor command `{command}`\n{HELP}"),
+            // escaped: gdb prints what comes back on its console
+            _ => format!(
+                "unknown monitor command `{}`\n{HELP}",
+                command.escape_debug()
+            ),
         },
     )
 }
@@ -74,7 +78,12 @@ fn gdb_thread(guest: &DebugGuest, text: &str) -> Result<ThreadId, String> {
         .and_then(|n| n.checked_sub(1))
         .and_then(|t| ThreadId::try_from(t).ok())
         .filter(|t| guest.thread_exists(*t));
-    thread.ok_or_else(|| format!("`{text}` is not a thread: `info threads` lists them"))
+    thread.ok_or_else(|| {
+        format!(
+            "`{}` is not a thread: `info threads` lists them",
+            text.escape_debug()
+        )
+    })
 }
 
 /// One line of `info threads`: core, clock, state and open section.

@@ -5,6 +5,7 @@
 //! fault the guest: a bad address is an error reply to gdb.
 
 use super::arch_m::{register_count, CortexM, MProfileRegs};
+use super::checked::{Checked, CheckedRegs, WrongLength};
 use super::ids::{thread_of, tid};
 use crate::engine::{DebugGuest, DebugResume, Watch};
 use crate::host::threads::ThreadId;
@@ -31,6 +32,25 @@ pub trait GuestArch: Arch<Usize = u32> {
     fn read(guest: &DebugGuest, thread: ThreadId, regs: &mut Self::Registers);
     /// Whether every register was written.
     fn write(guest: &mut DebugGuest, thread: ThreadId, regs: &Self::Registers) -> bool;
+    /// A `G` packet's data that was not the register file's length.
+    fn wrong_length(_regs: &Self::Registers) -> Option<WrongLength> {
+        None
+    }
+}
+
+/// `A`'s registers, refused when a `G` packet had the wrong length.
+impl<A: GuestArch> GuestArch for Checked<A> {
+    fn read(guest: &DebugGuest, thread: ThreadId, regs: &mut CheckedRegs<A::Registers>) {
+        A::read(guest, thread, &mut regs.regs);
+    }
+
+    fn write(guest: &mut DebugGuest, thread: ThreadId, regs: &CheckedRegs<A::Registers>) -> bool {
+        A::write(guest, thread, &regs.regs)
+    }
+
+    fn wrong_length(regs: &CheckedRegs<A::Registers>) -> Option<WrongLength> {
+        regs.wrong_length
+    }
 }
 
 fn read32(guest: &DebugGuest, thread: ThreadId, n: usize) -> u32 {
@@ -66,6 +86,9 @@ impl GuestArch for Riscv32 {
         x && guest.set_thread_register(thread, 32, u64::from(regs.pc))
     }
 }
+
+/// The errno of a malformed request (Linux's EINVAL, which gdb shows).
+const EINVAL: u8 = 22;
 
 /// The stopped guest as gdbstub sees it.
 pub struct GdbTarget<A> {
@@ -118,7 +141,17 @@ impl<A: GuestArch> MultiThreadBase for GdbTarget<A> {
         Ok(())
     }
 
+    /// A `G` packet of the wrong length is EINVAL, and nothing written.
     fn write_registers(&mut self, regs: &A::Registers, tid: Tid) -> TargetResult<(), Self> {
+        if let Some(wrong) = A::wrong_length(regs) {
+            crate::say!(
+                "sim-host: gdb: a `G` packet with {} bytes of register data refused (E16): \
+                 the register file is {} bytes; no register was written",
+                wrong.sent,
+                wrong.expected
+            );
+            return Err(TargetError::Errno(EINVAL));
+        }
         match A::write(&mut self.guest, thread_of(tid), regs) {
             true => Ok(()),
             false => Err(TargetError::NonFatal),
@@ -250,11 +283,20 @@ impl<A: GuestArch> Breakpoints for GdbTarget<A> {
 /// Software breakpoints without writing a breakpoint instruction: the
 /// machine stops in front of the address (guest memory is untouched).
 impl<A: GuestArch> SwBreakpoint for GdbTarget<A> {
+    /// An odd address is refused (EINVAL): no instruction starts there
+    /// (gdb clears the Thumb bit itself), so it could never stop.
     fn add_sw_breakpoint(
         &mut self,
         addr: u32,
         _kind: A::BreakpointKind,
     ) -> TargetResult<bool, Self> {
+        if addr & 1 != 0 {
+            crate::say!(
+                "sim-host: gdb: a breakpoint at the odd address {addr:#010x} refused (E16): \
+                 instructions start at even addresses"
+            );
+            return Err(TargetError::Errno(EINVAL));
+        }
         Ok(self.guest.add_breakpoint(u64::from(addr)))
     }
 
