@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 pub mod golden;
 pub mod measure;
 pub mod probe;
+pub mod process;
 pub mod slurm;
 
 /// The repository root.

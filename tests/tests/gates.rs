@@ -7,6 +7,7 @@
 //! else where they are entered, in every output, a Rust guest's too; and
 //! the CI jobs of docs/ci.md run as written.
 
+use e2e_tests::process::{sim_host, text};
 use e2e_tests::{build_dirs, guest, repo_root, scratch, sim_host_bin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -14,23 +15,6 @@ use std::process::{Command, Output, Stdio};
 
 /// The gate's exit status (`model::exit::GATE_FAILED`).
 const GATE_FAILED: i32 = 3;
-
-fn sim_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sim_host_bin())
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("sim-host runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 fn status(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)

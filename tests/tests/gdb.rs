@@ -3,18 +3,13 @@
 //! the run's data.arp and counts are byte for byte those of a run without
 //! the debugger. Every file a test makes is in its own scratch folder.
 
+use e2e_tests::process::{free_port, wait_for, Reaped};
 use e2e_tests::{guest, require_tool, scratch, sim_host_bin};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// A port nobody listens on right now.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+use std::time::Duration;
 
 fn run_plain(dir: &Path, target: &str, elf: &Path, extra: &[&str]) -> Output {
     let out = Command::new(sim_host_bin())
@@ -64,35 +59,6 @@ fn start_debuggable(
         text
     });
     (child, rest)
-}
-
-/// A process a test started, stopped by its pid when the test is done
-/// with it, also when the test fails first.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// Waits for `child` at most `limit`; kills it beyond.
-fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn gdb_batch(elf: &Path, port: u16, commands: &[&str]) -> String {

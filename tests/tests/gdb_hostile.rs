@@ -6,26 +6,15 @@
 //! Every sim-host a test starts is killed by its pid when the test is done
 //! with it, also when the test fails first.
 
+use e2e_tests::process::Reaped;
 use e2e_tests::{guest, scratch, sim_host_bin, Scratch};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The PacketSize the stub announces (`sim-host/src/tools/gdb`).
 const PACKET_SIZE: usize = 4096;
-
-/// A process a test started, killed by its pid unless it has ended.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// A run of `filter-bench` waiting for the test's raw client.
 struct Session {

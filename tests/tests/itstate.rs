@@ -8,11 +8,12 @@
 //! instructions ran conditionally (a call skipped, a register loaded with
 //! a device's value) on every Thumb-2 core and both charge paths.
 
+use e2e_tests::process::{wait_for, Reaped};
 use e2e_tests::{guest, require_tool, sim_host_bin};
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 /// Every target with a Thumb-2 core (ARMv6-M has no IT instruction).
 const THUMB2: [&str; 7] = [
@@ -136,30 +137,6 @@ fn the_output_is_qemus() {
             "{target}: ours, then QEMU's"
         );
     }
-}
-
-/// A process stopped by its pid when the test is done with it, also when
-/// the test fails first.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    None
 }
 
 /// A read watchpoint on a word that IT blocks load stops the guest inside

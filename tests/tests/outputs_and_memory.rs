@@ -6,31 +6,15 @@
 //! (`e2e_tests::measure`: the peak resident set, `VmHWM`), never timed.
 
 use e2e_tests::measure::{in_child, in_children};
-use e2e_tests::{chips_eval_bin, expected_output, guest, repo_root, scratch, sim_host_bin};
+use e2e_tests::process::{sim_host, text};
+use e2e_tests::{chips_eval_bin, expected_output, guest, repo_root, scratch};
 use sim_host::engine::Stop;
 use sim_host::tools::session::{self, RunSpec, TargetSource};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 const MIB: u64 = 1024;
-
-fn sim_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sim_host_bin())
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("sim-host runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// A file's bytes and inode: equal before and after means not replaced.
 fn fingerprint(path: &Path) -> (Vec<u8>, u64) {

@@ -8,10 +8,11 @@
 //! names are the ones every output shows. A malformed `.arp_names` is a
 //! warning naming the section and the record's offset.
 
+use e2e_tests::process::{sim_host, text};
 use e2e_tests::{guest, guests_dir, scratch, sim_host_bin};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 /// The kernels: section id, label, given name.
 const KERNELS: [(u16, &str, &str); 4] = [
@@ -20,23 +21,6 @@ const KERNELS: [(u16, &str, &str); 4] = [
     (3, "ato_kernel_mix", "mix"),
     (4, "ato_kernel_step", "step"),
 ];
-
-fn sim_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sim_host_bin())
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("sim-host runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 fn json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();

@@ -4,38 +4,13 @@
 //! holding the recording open, the guest's last output line, the child's
 //! exit), each bounded, and kill the child by pid on failure.
 
+use e2e_tests::process::{wait_for, Reaped};
 use e2e_tests::{guest, scratch, sim_host_bin};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Kills the child by pid when the test fails before it ended.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-impl Reaped {
-    /// The exit code, waiting at most `limit` (then the test fails).
-    fn exit_within(&mut self, limit: Duration) -> i32 {
-        let end = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                return status.code().expect("an exit, not a signal's death");
-            }
-            assert!(Instant::now() < end, "the run did not end within {limit:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
 
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();
@@ -131,7 +106,11 @@ fn a_stop_signal_during_the_playback_load_stops_the_run() {
         std::thread::sleep(Duration::from_millis(5));
     }
     sigterm(&child.0);
-    assert_eq!(child.exit_within(Duration::from_secs(60)), 143);
+    assert_eq!(
+        wait_for(&mut child.0, Duration::from_secs(60))
+            .expect("the run ended within the limit, by an exit"),
+        143
+    );
     let err = stderr_of(&mut child);
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
     let report: serde_json::Value =
@@ -208,7 +187,11 @@ fn an_output_fifo_without_a_reader_gives_way_to_a_stop_signal() {
         }
     }
     sigterm(&child.0);
-    assert_eq!(child.exit_within(Duration::from_secs(30)), 143);
+    assert_eq!(
+        wait_for(&mut child.0, Duration::from_secs(30))
+            .expect("the run ended within the limit, by an exit"),
+        143
+    );
     let err = stderr_of(&mut child);
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
     assert!(err.contains("no process opened the FIFO"), "{err}");
@@ -223,7 +206,11 @@ fn an_output_fifo_without_a_reader_gives_way_to_the_timeout() {
     let (fifo, json) = (dir.join("data.arp"), dir.join("report.json"));
     mkfifo(&fifo);
     let (mut child, _stdout) = run_into_fifo(&fifo, &json, &["--timeout", "2", "-q"]);
-    assert_eq!(child.exit_within(Duration::from_secs(60)), 123);
+    assert_eq!(
+        wait_for(&mut child.0, Duration::from_secs(60))
+            .expect("the run ended within the limit, by an exit"),
+        123
+    );
     let err = stderr_of(&mut child);
     assert!(err.contains("no process opened the FIFO"), "{err}");
     assert!(std::fs::read_to_string(&json)

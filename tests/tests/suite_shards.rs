@@ -4,6 +4,7 @@
 //! the file and entry named, and the recipes of docs/scale-out.md run as
 //! written.
 
+use e2e_tests::process::sim_host;
 use e2e_tests::slurm::{Cluster, JobState};
 use e2e_tests::{guest, guests_dir, repo_root, require_tool, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
@@ -38,15 +39,6 @@ expected_output = "{e}/filter/expected-output.txt"
     let path = dir.join("suite.toml");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// `sim-host ARGS` in `dir`.
-fn sim_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sim_host_bin())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn stderr(out: &Output) -> String {
