@@ -3,6 +3,7 @@
 //! the run's data.arp and counts are byte for byte those of a run without
 //! the debugger. Every file a test makes is in its own scratch folder.
 
+use e2e_tests::gdb_wire::{read_ack, read_packet, run_length_decoded, send_packet};
 use e2e_tests::process::{free_port, wait_for, Reaped};
 use e2e_tests::{guest, require_tool, scratch, sim_host_bin};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -370,35 +371,6 @@ fn a_guest_fault_stops_in_gdb_at_the_faulting_instruction() {
         "{gdb}"
     );
     assert!(rest.contains("read of unmapped memory"), "{rest}");
-}
-
-/// One remote-protocol packet, with its checksum.
-fn send_packet(stream: &mut TcpStream, body: &str) {
-    let sum = body.bytes().fold(0u8, u8::wrapping_add);
-    write!(stream, "${body}#{sum:02x}").unwrap();
-}
-
-/// The stub's acknowledgement of the packet just sent: it has read it.
-fn read_ack(stream: &mut TcpStream) {
-    let mut byte = [0u8; 1];
-    stream.read_exact(&mut byte).unwrap();
-    assert_eq!(byte[0], b'+', "the stub acknowledges the packet");
-}
-
-/// The next packet's body (acknowledging it).
-fn read_packet(stream: &mut TcpStream) -> String {
-    let mut text = Vec::new();
-    let mut byte = [0u8; 1];
-    while !text.ends_with(b"#") {
-        stream.read_exact(&mut byte).unwrap();
-        text.push(byte[0]);
-    }
-    let mut sum = [0u8; 2];
-    stream.read_exact(&mut sum).unwrap();
-    stream.write_all(b"+").unwrap();
-    let text = String::from_utf8_lossy(&text).into_owned();
-    let start = text.rfind('$').unwrap_or(0);
-    text[start + 1..text.len() - 1].to_owned()
 }
 
 /// gdb's interrupt (the 0x03 byte Ctrl-C sends) stops the running guest
@@ -1156,23 +1128,6 @@ fn gdb_writes_the_saved_fpu_registers_of_a_thread_not_running() {
     let d1 = register_line(&gdb, "d1");
     assert!(d1[0].contains("(raw 0x40200000"), "{gdb}");
     assert!(gdb.contains("= 0x80000000\n"), "{gdb}");
-}
-
-/// A packet body with gdb's run-length encoding undone (`X*N`: N - 29
-/// more Xs).
-fn run_length_decoded(body: &str) -> String {
-    let mut text = String::new();
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        if c != '*' {
-            text.push(c);
-            continue;
-        }
-        let count = chars.next().map_or(0, |n| n as usize - 29);
-        let last = text.chars().last().expect("a repeated character");
-        text.extend(std::iter::repeat_n(last, count));
-    }
-    text
 }
 
 /// The whole target description, read in pieces as gdb reads it.

@@ -6,6 +6,7 @@
 //! Every sim-host a test starts is killed by its pid when the test is done
 //! with it, also when the test fails first.
 
+use e2e_tests::gdb_wire::{read_packet, run_length_decoded, send_packet};
 use e2e_tests::process::Reaped;
 use e2e_tests::{guest, scratch, sim_host_bin, Scratch};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -81,7 +82,7 @@ impl Session {
     /// data.arp. Returns its stderr.
     fn detach_and_finish(mut self, gdb: &mut TcpStream) -> String {
         send_packet(gdb, "D");
-        assert_eq!(read_packet(gdb), "OK");
+        assert_eq!(decoded_packet(gdb), "OK");
         let deadline = Instant::now() + Duration::from_secs(120);
         let status = loop {
             if let Some(status) = self.run.0.try_wait().unwrap() {
@@ -101,40 +102,6 @@ impl Session {
     }
 }
 
-fn send_packet(stream: &mut TcpStream, body: &str) {
-    let sum = body.bytes().fold(0u8, u8::wrapping_add);
-    write!(stream, "${body}#{sum:02x}").unwrap();
-}
-
-/// The next packet's body (acknowledging it), run-length decoding
-/// undone (`X*N`: X repeated N - 29 more times).
-fn read_packet(stream: &mut TcpStream) -> String {
-    let mut text = Vec::new();
-    let mut byte = [0u8; 1];
-    while !text.ends_with(b"#") {
-        stream.read_exact(&mut byte).unwrap();
-        text.push(byte[0]);
-    }
-    let mut sum = [0u8; 2];
-    stream.read_exact(&mut sum).unwrap();
-    stream.write_all(b"+").unwrap();
-    let start = text.iter().rposition(|&b| b == b'$').unwrap_or(0);
-    let body = &text[start + 1..text.len() - 1];
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < body.len() {
-        if body[i] == b'*' && i + 1 < body.len() {
-            let last = *out.last().unwrap();
-            out.extend(std::iter::repeat_n(last, usize::from(body[i + 1]) - 29));
-            i += 2;
-        } else {
-            out.push(body[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The console text of a `monitor` command and its final reply.
 fn monitor(gdb: &mut TcpStream, command: &[u8]) -> (String, String) {
     let hex: String = command.iter().map(|b| format!("{b:02x}")).collect();
@@ -145,7 +112,7 @@ fn monitor_raw(gdb: &mut TcpStream, packet: &str) -> (String, String) {
     send_packet(gdb, packet);
     let mut console = Vec::new();
     loop {
-        let reply = read_packet(gdb);
+        let reply = decoded_packet(gdb);
         match reply.strip_prefix('O') {
             Some(hex) if reply != "OK" => {
                 console.extend((0..hex.len() / 2).map(|i| {
@@ -163,7 +130,7 @@ fn is_error(reply: &str) -> bool {
 
 fn stopped(gdb: &mut TcpStream) {
     send_packet(gdb, "?");
-    let stop = read_packet(gdb);
+    let stop = decoded_packet(gdb);
     assert!(stop.starts_with('T'), "{stop}");
 }
 
@@ -177,19 +144,19 @@ fn short_and_long_g_packets(target: &str, file_bytes: usize) {
     let mut gdb = session.connect();
     stopped(&mut gdb);
     send_packet(&mut gdb, "g");
-    let registers = read_packet(&mut gdb);
+    let registers = decoded_packet(&mut gdb);
     assert_eq!(registers.len(), 2 * file_bytes, "{registers}");
     for length in [0, 5, file_bytes - 4, file_bytes + 4] {
         let data = "ab".repeat(length);
         send_packet(&mut gdb, &format!("G{data}"));
-        let reply = read_packet(&mut gdb);
+        let reply = decoded_packet(&mut gdb);
         assert!(is_error(&reply), "G with {length} bytes: {reply}");
         send_packet(&mut gdb, "g");
-        assert_eq!(read_packet(&mut gdb), registers, "after G of {length}");
+        assert_eq!(decoded_packet(&mut gdb), registers, "after G of {length}");
     }
     // the whole file, as read: accepted
     send_packet(&mut gdb, &format!("G{registers}"));
-    assert_eq!(read_packet(&mut gdb), "OK");
+    assert_eq!(decoded_packet(&mut gdb), "OK");
     let stderr = session.detach_and_finish(&mut gdb);
     assert!(
         stderr.contains(&format!(
@@ -222,7 +189,7 @@ fn huge_and_wrapping_memory_reads_get_bounded_replies() {
     let mut gdb = session.connect();
     stopped(&mut gdb);
     send_packet(&mut gdb, "m0,40");
-    let start = read_packet(&mut gdb);
+    let start = decoded_packet(&mut gdb);
     assert_eq!(start.len(), 0x80, "{start}");
     let hex =
         |r: &str| !r.is_empty() && r.len() % 2 == 0 && r.bytes().all(|b| b.is_ascii_hexdigit());
@@ -233,7 +200,7 @@ fn huge_and_wrapping_memory_reads_get_bounded_replies() {
         ("m20000000,100000", false),
     ] {
         send_packet(&mut gdb, packet);
-        let reply = read_packet(&mut gdb);
+        let reply = decoded_packet(&mut gdb);
         assert!(
             hex(&reply),
             "{packet}: {}",
@@ -258,11 +225,11 @@ fn huge_and_wrapping_memory_reads_get_bounded_replies() {
         "m0,",
     ] {
         send_packet(&mut gdb, packet);
-        let reply = read_packet(&mut gdb);
+        let reply = decoded_packet(&mut gdb);
         assert!(is_error(&reply), "{packet}: {reply}");
     }
     send_packet(&mut gdb, "m0,40");
-    assert_eq!(read_packet(&mut gdb), start, "the session goes on");
+    assert_eq!(decoded_packet(&mut gdb), start, "the session goes on");
     session.detach_and_finish(&mut gdb);
 }
 
@@ -327,13 +294,13 @@ fn breakpoints_at_odd_or_impossible_addresses_are_refused() {
         "z0,101,2",
     ] {
         send_packet(&mut gdb, packet);
-        let reply = read_packet(&mut gdb);
+        let reply = decoded_packet(&mut gdb);
         assert!(is_error(&reply), "{packet}: {reply}");
     }
     // an even address in flash is taken, and removed
     for packet in ["Z0,100,2", "z0,100,2"] {
         send_packet(&mut gdb, packet);
-        assert_eq!(read_packet(&mut gdb), "OK", "{packet}");
+        assert_eq!(decoded_packet(&mut gdb), "OK", "{packet}");
     }
     let stderr = session.detach_and_finish(&mut gdb);
     assert!(
@@ -372,4 +339,9 @@ fn of_several_simultaneous_clients_only_the_first_is_served() {
         stopped(&mut gdb);
         session.detach_and_finish(&mut gdb);
     }
+}
+
+/// The next packet's body, run-length decoding undone.
+fn decoded_packet(stream: &mut TcpStream) -> String {
+    run_length_decoded(&read_packet(stream))
 }
