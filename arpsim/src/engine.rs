@@ -484,13 +484,19 @@ impl Engine {
         let path_node = match &mut run.sink {
             Sink::Aggregate(aggs, _) => {
                 let parent_node = parent.map_or(PathInterner::ROOT, |p| p.path_node);
-                aggs.paths
-                    .try_child(parent_node, sid)
-                    .ok_or(ArpError::TooManyPaths {
-                        tid,
-                        sid,
-                        cap: crate::paths::MAX_SECTION_PATHS,
-                    })?
+                // a match, not ok_or: the error is built only when refused
+                // (built and dropped on every entry, it cost 1.5 % of an
+                // ARP-call-dense run)
+                match aggs.paths.try_child(parent_node, sid) {
+                    Some(node) => node,
+                    None => {
+                        return Err(ArpError::TooManyPaths {
+                            tid,
+                            sid,
+                            cap: crate::paths::MAX_SECTION_PATHS,
+                        })
+                    }
+                }
             }
             _ => 0,
         };

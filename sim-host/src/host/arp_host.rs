@@ -306,14 +306,14 @@ impl SectionStats {
             .stack_mut(tid)
             .last()
             .map_or(PathInterner::ROOT, |f| f.node);
-        let node = self
-            .paths
-            .try_child(parent, sid)
-            .ok_or(ArpError::TooManyPaths {
+        // a match, not ok_or: the error is built only when refused
+        let Some(node) = self.paths.try_child(parent, sid) else {
+            return Err(ArpError::TooManyPaths {
                 tid,
                 sid,
                 cap: arpsim::paths::MAX_SECTION_PATHS,
-            })?;
+            });
+        };
         self.note_thread(tid, c);
         if self.sites.len() <= node as usize {
             let depth = self.stack_mut(tid).len() as u32 + 1;
