@@ -59,3 +59,34 @@ pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
+
+/// qemu-system-arm running `elf` on `machine` (as `cpu`, else the
+/// machine's own), its console the semihosting one and `args` its
+/// semihosting command line (program name first, where the guest reads
+/// one); killed after `seconds`.
+pub fn qemu_arm(
+    machine: &str,
+    cpu: Option<&str>,
+    elf: &Path,
+    args: &[&str],
+    seconds: u32,
+) -> Output {
+    let mut semihosting = "enable=on,target=native,chardev=semihosting".to_owned();
+    for a in args {
+        semihosting.push_str(",arg=");
+        semihosting.push_str(a);
+    }
+    let mut cmd = Command::new("timeout");
+    cmd.arg(seconds.to_string())
+        .args(["qemu-system-arm", "-M", machine]);
+    if let Some(cpu) = cpu {
+        cmd.args(["-cpu", cpu]);
+    }
+    cmd.args(["-display", "none", "-serial", "none", "-monitor", "none"])
+        .args(["-chardev", "stdio,id=semihosting", "-semihosting-config"])
+        .arg(semihosting)
+        .arg("-kernel")
+        .arg(elf)
+        .output()
+        .expect("qemu-system-arm starts")
+}

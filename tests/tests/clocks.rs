@@ -23,6 +23,7 @@
 //! instruction, so t1 - t0 is the cost of every instruction from the
 //! first read up to, not including, the second.
 
+use e2e_tests::process::qemu_arm;
 use e2e_tests::{guest, require_tool, scratch, sim_host_bin};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -395,18 +396,7 @@ fn pendsv_task_switch_matches_qemu() {
         ("cortex-m33", "mps2-an505"),
     ] {
         let elf = guest(target, "clocks");
-        let out = Command::new("timeout")
-            .args(["120", "qemu-system-arm", "-M", machine])
-            .args(["-display", "none", "-serial", "none", "-monitor", "none"])
-            .args(["-chardev", "stdio,id=semihosting"])
-            .args([
-                "-semihosting-config",
-                "enable=on,target=native,chardev=semihosting,arg=clocks,arg=pendsv",
-            ])
-            .arg("-kernel")
-            .arg(&elf)
-            .output()
-            .expect("qemu starts");
+        let out = qemu_arm(machine, None, &elf, &["clocks", "pendsv"], 120);
         assert!(
             out.status.success(),
             "{target}: {}",

@@ -7,6 +7,7 @@
 //! architecture's refusals (reserved EXC_RETURN values, frames outside
 //! RAM, a sleep nothing can end) stop the run naming the rule.
 
+use e2e_tests::process::qemu_arm;
 use e2e_tests::{guest, require_tool, sim_host_bin};
 use std::process::{Command, Output};
 
@@ -29,21 +30,10 @@ fn qemu(target: &str, args: &[&str]) -> Output {
         .iter()
         .find(|(t, _, _)| *t == target)
         .expect("a QEMU machine for the target");
-    let mut semihosting = "enable=on,target=native,chardev=semihosting,arg=exceptions".to_owned();
-    for a in args {
-        semihosting.push_str(",arg=");
-        semihosting.push_str(a);
-    }
-    let mut cmd = Command::new("timeout");
-    cmd.args(["60", "qemu-system-arm", "-M", machine])
-        .args(["-display", "none", "-serial", "none", "-monitor", "none"])
-        .args(["-chardev", "stdio,id=semihosting", "-semihosting-config"])
-        .arg(semihosting);
-    if let Some(cpu) = cpu {
-        cmd.args(["-cpu", cpu]);
-    }
-    cmd.arg("-kernel").arg(guest(target, "exceptions"));
-    cmd.output().expect("qemu-system-arm starts")
+    let argv: Vec<&str> = std::iter::once("exceptions")
+        .chain(args.iter().copied())
+        .collect();
+    qemu_arm(machine, *cpu, &guest(target, "exceptions"), &argv, 60)
 }
 
 fn ours(target: &str, args: &[&str], extra: &[&str]) -> Output {

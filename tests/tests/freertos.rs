@@ -7,6 +7,7 @@
 //! both. Ignored (with the reason) where the kernel could not be fetched;
 //! under `CI` that fails.
 
+use e2e_tests::process::qemu_arm;
 use e2e_tests::{guest, require_third_party, require_tool, scratch, sim_host_bin};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -121,18 +122,7 @@ fn freertos_prints_as_under_qemu() {
     require_third_party("freertos-kernel");
     require_tool("qemu-system-arm");
     for (target, machine, cpu) in QEMU {
-        let reference = Command::new("timeout")
-            .args(["120", "qemu-system-arm", "-M", machine, "-cpu", cpu])
-            .args(["-display", "none", "-serial", "none", "-monitor", "none"])
-            .args(["-chardev", "stdio,id=semihosting"])
-            .args([
-                "-semihosting-config",
-                "enable=on,target=native,chardev=semihosting",
-            ])
-            .arg("-kernel")
-            .arg(guest(target, "freertos"))
-            .output()
-            .expect("qemu-system-arm starts");
+        let reference = qemu_arm(machine, Some(cpu), &guest(target, "freertos"), &[], 120);
         assert!(
             reference.status.success(),
             "{target}: QEMU: {}",

@@ -8,7 +8,7 @@
 //! instructions ran conditionally (a call skipped, a register loaded with
 //! a device's value) on every Thumb-2 core and both charge paths.
 
-use e2e_tests::process::{wait_for, Reaped};
+use e2e_tests::process::{qemu_arm, wait_for, Reaped};
 use e2e_tests::{guest, require_tool, sim_host_bin};
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
@@ -107,15 +107,13 @@ fn ignored_peripherals_inside_it_blocks_keep_the_it_state() {
 
 fn qemu(target: &str) -> Output {
     let (_, machine, cpu) = QEMU.iter().find(|(t, _, _)| *t == target).unwrap();
-    Command::new("timeout")
-        .args(["60", "qemu-system-arm", "-M", machine, "-cpu", cpu])
-        .args(["-display", "none", "-serial", "none", "-monitor", "none"])
-        .args(["-chardev", "stdio,id=semihosting", "-semihosting-config"])
-        .arg("enable=on,target=native,chardev=semihosting,arg=itstate")
-        .arg("-kernel")
-        .arg(guest(target, "itstate"))
-        .output()
-        .expect("qemu-system-arm starts")
+    qemu_arm(
+        machine,
+        Some(cpu),
+        &guest(target, "itstate"),
+        &["itstate"],
+        60,
+    )
 }
 
 /// The same ELF prints the same under qemu-system-arm, the stacked IT
