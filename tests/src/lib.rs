@@ -312,3 +312,17 @@ pub fn record(
         instructions: outcome.instructions,
     }
 }
+
+/// The samples of a record_all data.arp: (innermost section, cycles) per
+/// trace that holds one, in the file's order.
+pub fn recorded_samples(file: &Path) -> Vec<(u16, u64)> {
+    use arpsim::query::{Dataset, TraceValue};
+    let mut out = Vec::new();
+    for trace in Dataset::load(file).unwrap().traces() {
+        if let Some(TraceValue::Sample(value)) = trace.value(0) {
+            let sid = trace.stack_pos(trace.stack_length() - 1).unwrap();
+            out.push((sid, value.as_f64() as u64));
+        }
+    }
+    out
+}

@@ -24,6 +24,7 @@
 //! first read up to, not including, the second.
 
 use e2e_tests::process::qemu_arm;
+use e2e_tests::recorded_samples;
 use e2e_tests::{guest, require_tool, scratch, sim_host_bin};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -58,7 +59,7 @@ fn finish(out: Output, file: &Path) -> Run {
     let samples = if arp.is_empty() {
         Vec::new()
     } else {
-        samples(file)
+        recorded_samples(file)
     };
     Run {
         code: out.status.code(),
@@ -67,18 +68,6 @@ fn finish(out: Output, file: &Path) -> Run {
         samples,
         arp,
     }
-}
-
-fn samples(file: &Path) -> Vec<(u16, u64)> {
-    use arpsim::query::{Dataset, TraceValue};
-    let mut out = Vec::new();
-    for trace in Dataset::load(file).unwrap().traces() {
-        if let Some(TraceValue::Sample(value)) = trace.value(0) {
-            let sid = trace.stack_pos(trace.stack_length() - 1).unwrap();
-            out.push((sid, value.as_f64() as u64));
-        }
-    }
-    out
 }
 
 /// The number the guest printed after `word` on its first line.

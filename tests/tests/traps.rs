@@ -16,6 +16,7 @@
 //! ecall, ebreak, mret and branch, and blocks are priced one by one
 //! (latencies across blocks are not modelled).
 
+use e2e_tests::recorded_samples;
 use e2e_tests::{guest, scratch, sim_host_bin};
 use std::path::Path;
 use std::process::Command;
@@ -92,23 +93,11 @@ fn run(core: Core, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         samples: if file.exists() {
-            samples(&file)
+            recorded_samples(&file)
         } else {
             Vec::new()
         },
     }
-}
-
-fn samples(file: &Path) -> Vec<(u16, u64)> {
-    use arpsim::query::{Dataset, TraceValue};
-    let mut out = Vec::new();
-    for trace in Dataset::load(file).unwrap().traces() {
-        if let Some(TraceValue::Sample(value)) = trace.value(0) {
-            let sid = trace.stack_pos(trace.stack_length() - 1).unwrap();
-            out.push((sid, value.as_f64() as u64));
-        }
-    }
-    out
 }
 
 fn sample(r: &Run, sid: u16) -> u64 {
