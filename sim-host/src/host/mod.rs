@@ -5,6 +5,7 @@
 
 pub mod arp_host;
 pub mod counters;
+pub mod devices;
 pub mod expected;
 pub mod mtimer;
 pub mod plugin;

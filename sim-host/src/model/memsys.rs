@@ -99,8 +99,11 @@ pub struct FlashSpec {
     pub start: u64,
     pub end: u64,
     pub line_bytes: u32,
-    /// The wait states the manual requires at the target's clock.
+    /// The wait states the manual requires at the target's clock (at
+    /// reset, when a clock tree changes it).
     pub required_wait_states: u32,
+    /// The manual's table: `(max_hz, wait_states)` rows, ascending.
+    pub wait_state_table: Vec<(u64, u32)>,
     pub icache_lines: usize,
     pub dcache_lines: usize,
     pub control: u64,
@@ -127,6 +130,7 @@ pub fn validate(
     f: FlashFile,
     regions: &[(String, u64, u64)],
     clock_hz: u64,
+    max_hz: u64,
 ) -> Result<FlashSpec, FieldError> {
     let err = |field: &str, m: String| (format!("flash.{field}"), m);
     if f.kind != "stm32f4-art" {
@@ -204,12 +208,14 @@ pub fn validate(
     }
     let required = required_wait_states(&f.wait_states.table, clock_hz)
         .map_err(|m| err("wait_states.table", m))?;
+    required_wait_states(&f.wait_states.table, max_hz).map_err(|m| err("wait_states.table", m))?;
     Ok(FlashSpec {
         region: f.region,
         start: *start,
         end: *end,
         line_bytes: line as u32,
         required_wait_states: required,
+        wait_state_table: f.wait_states.table.clone(),
         icache_lines: f.icache_lines.value as usize,
         dcache_lines: f.dcache_lines.value as usize,
         control: f.control.value,
@@ -219,7 +225,7 @@ pub fn validate(
 
 /// The wait states the table requires at `clock_hz`: the first row whose
 /// `max_hz` is at least the clock.
-fn required_wait_states(table: &[(u64, u32)], clock_hz: u64) -> Result<u32, String> {
+pub fn required_wait_states(table: &[(u64, u32)], clock_hz: u64) -> Result<u32, String> {
     for (i, w) in table.windows(2).enumerate() {
         if w[1].0 <= w[0].0 || w[1].1 <= w[0].1 {
             return Err(format!(
@@ -362,8 +368,20 @@ impl FlashState {
         self.acr = value;
     }
 
-    fn latency(&self) -> u32 {
+    /// FLASH_ACR.LATENCY as set.
+    pub fn latency(&self) -> u32 {
         self.acr & ACR_LATENCY
+    }
+
+    /// The wait states the clock in force requires (a clock tree changed
+    /// the clock).
+    pub fn required(&self) -> u32 {
+        self.required
+    }
+
+    /// The clock changed: the table's requirement at the new clock.
+    pub fn set_required(&mut self, wait_states: u32) {
+        self.required = wait_states;
     }
 
     /// A block executes: `lines` are the flash lines its instructions are
@@ -440,6 +458,7 @@ mod tests {
             end: 0x0810_0000,
             line_bytes: 16,
             required_wait_states: 5,
+            wait_state_table: vec![(168_000_000, 5)],
             icache_lines: 64,
             dcache_lines: 8,
             control: 0x4002_3C00,

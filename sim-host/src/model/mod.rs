@@ -3,9 +3,11 @@
 //! what code a core runs, and the tool's exit statuses. Nothing here
 //! depends on a layer above.
 
+pub mod clocks;
 pub mod cores;
 pub mod cycles;
 pub mod decode;
+pub mod devices;
 pub mod exc_return;
 pub mod exit;
 pub mod isa;

@@ -535,6 +535,12 @@ pub struct Target {
     /// The RP2040's XIP cache in front of its QSPI flash (`[xip]`,
     /// `model::xip`), if the file describes one.
     pub xip: Option<crate::model::xip::XipSpec>,
+    /// The clock tree the host answers (`[clocks]`, `model::devices`), if
+    /// the board's firmware sets its own clock.
+    pub clocks: Option<crate::model::devices::ClocksSpec>,
+    /// The UARTs the host answers (`[[uart]]`): their bytes go to the
+    /// console.
+    pub uarts: Vec<crate::model::devices::UartSpec>,
     /// The file it was loaded from.
     pub file: PathBuf,
 }
@@ -571,6 +577,10 @@ struct TargetFile {
     #[serde(default)]
     l1cache: Option<crate::model::l1cache::L1CacheFile>,
     xip: Option<crate::model::xip::XipFile>,
+    #[serde(default)]
+    clocks: Option<crate::model::devices::ClocksFile>,
+    #[serde(default)]
+    uart: Vec<crate::model::devices::UartFile>,
 }
 
 fn one() -> u32 {
@@ -733,6 +743,15 @@ impl Target {
             ));
         }
         let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
+        let clocks = raw
+            .clocks
+            .map(|c| crate::model::devices::validate_clocks(c, raw.clock_hz))
+            .transpose()
+            .map_err(|(f, m)| invalid(&f, m))?;
+        let uarts =
+            crate::model::devices::validate_uarts(raw.uart).map_err(|(f, m)| invalid(&f, m))?;
+        // the flash's wait-state table must cover every clock the part runs at
+        let max_hz = clocks.as_ref().map_or(raw.clock_hz, |c| c.max_hz);
         let flash = match raw.flash {
             None => None,
             Some(f) => {
@@ -741,7 +760,7 @@ impl Target {
                     .map(|r| (r.name.clone(), r.start, r.end()))
                     .collect();
                 Some(
-                    crate::model::memsys::validate(f, &named, raw.clock_hz)
+                    crate::model::memsys::validate(f, &named, raw.clock_hz, max_hz)
                         .map_err(|(f, m)| invalid(&f, m))?,
                 )
             }
@@ -811,6 +830,8 @@ impl Target {
             flash,
             l1cache,
             xip,
+            clocks,
+            uarts,
             file: file.to_owned(),
         };
         check_mapped_ranges(&target).map_err(|(f, m)| invalid(&f, m))?;

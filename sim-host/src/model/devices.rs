@@ -1,0 +1,223 @@
+//! The vendor blocks a target file asks the host to answer (issue 40):
+//! its clock tree (`[clocks]`) and its UARTs (`[[uart]]`), as the file
+//! writes them and validated. The blocks' behaviour is
+//! `host::devices`'.
+
+use crate::model::memsys::Cited;
+use serde::Deserialize;
+
+/// The clock tree kinds the host models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockKind {
+    /// STM32F405/407: RCC and PWR (RM0090).
+    Stm32f4,
+    /// STM32F74x/75x: RCC and PWR with the over-drive (RM0385).
+    Stm32f7,
+}
+
+/// `[clocks]` as a target file writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClocksFile {
+    pub kind: ClockKind,
+    /// RCC's base address.
+    pub rcc: Cited,
+    /// PWR's base address.
+    pub pwr: Cited,
+    /// The board's HSE crystal (0: none fitted).
+    pub hse_hz: Cited,
+    /// The core clock at reset (what `clock_hz` must say).
+    pub reset_hz: Cited,
+    /// The highest core clock the part allows (the flash's wait-state
+    /// table must cover it).
+    pub max_hz: Cited,
+}
+
+/// A validated `[clocks]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClocksSpec {
+    pub kind: ClockKind,
+    pub rcc: u64,
+    pub pwr: u64,
+    pub hse_hz: u64,
+    pub reset_hz: u64,
+    pub max_hz: u64,
+}
+
+type FieldError = (String, String);
+
+/// Checks `[clocks]` against the file's `clock_hz` (the clock at reset).
+pub fn validate_clocks(f: ClocksFile, clock_hz: u64) -> Result<ClocksSpec, FieldError> {
+    let err = |field: &str, m: String| Err((format!("clocks.{field}"), m));
+    for (field, c) in [
+        ("rcc", &f.rcc),
+        ("pwr", &f.pwr),
+        ("hse_hz", &f.hse_hz),
+        ("reset_hz", &f.reset_hz),
+        ("max_hz", &f.max_hz),
+    ] {
+        if c.cite.trim().is_empty() {
+            return err(field, "needs a `cite`".into());
+        }
+    }
+    if f.rcc.value % 0x400 != 0 || f.pwr.value % 0x400 != 0 {
+        return err("rcc", "RCC and PWR start on 1 KiB boundaries".into());
+    }
+    if f.reset_hz.value != clock_hz {
+        return err(
+            "reset_hz",
+            format!(
+                "{} Hz, but clock_hz is {clock_hz}: with a clock tree, clock_hz is the clock \
+                 at reset",
+                f.reset_hz.value
+            ),
+        );
+    }
+    if f.max_hz.value < f.reset_hz.value {
+        return err("max_hz", "below the clock at reset".into());
+    }
+    Ok(ClocksSpec {
+        kind: f.kind,
+        rcc: f.rcc.value,
+        pwr: f.pwr.value,
+        hse_hz: f.hse_hz.value,
+        reset_hz: f.reset_hz.value,
+        max_hz: f.max_hz.value,
+    })
+}
+
+/// The UART kinds the host models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UartKind {
+    /// ARM's CMSDK APB UART (every MPS2 board).
+    Cmsdk,
+    /// The STM32F4's USART (RM0090 30.6).
+    Stm32f4Usart,
+    /// The STM32F7's USART (RM0385 34.8).
+    Stm32f7Usart,
+    /// ARM's PrimeCell PL011 (RP2040, RP2350).
+    Pl011,
+}
+
+/// A clock-tree bit that must be set (or clear) for a block to work: an
+/// enable bit, or a reset a block must be out of.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateFile {
+    pub register: u64,
+    pub bit: u8,
+    /// The value the bit has while the block works.
+    #[serde(default = "set")]
+    pub set: bool,
+    pub cite: String,
+}
+
+fn set() -> bool {
+    true
+}
+
+/// A `[[uart]]` entry as a target file writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UartFile {
+    pub kind: UartKind,
+    /// The name firmware and manuals use ("USART2", "UART0").
+    pub name: String,
+    pub base: u64,
+    /// The clock it counts its baud rate from, as the clock tree names it
+    /// ("pclk1", "clk_peri"; without a clock tree, the core clock).
+    pub clock: String,
+    /// What must hold in the clock tree before it is used.
+    #[serde(default)]
+    pub gates: Vec<GateFile>,
+    pub cite: String,
+}
+
+/// A validated `[[uart]]` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UartSpec {
+    pub kind: UartKind,
+    pub name: String,
+    pub base: u64,
+    pub clock: String,
+    pub gates: Vec<GateFile>,
+}
+
+/// Bytes of a UART's register block (every kind here fits in 4 KiB).
+pub const UART_BLOCK: u64 = 0x1000;
+
+/// Checks the `[[uart]]` entries: named, cited, page-aligned bases,
+/// distinct.
+pub fn validate_uarts(files: Vec<UartFile>) -> Result<Vec<UartSpec>, FieldError> {
+    let mut out: Vec<UartSpec> = Vec::new();
+    for (i, u) in files.into_iter().enumerate() {
+        let field = |f: &str| format!("uart[{i}].{f}");
+        if u.cite.trim().is_empty() || u.gates.iter().any(|g| g.cite.trim().is_empty()) {
+            return Err((field("cite"), "every UART and gate needs a `cite`".into()));
+        }
+        if u.base % 0x400 != 0 {
+            return Err((field("base"), format!("{:#x}: not 1 KiB aligned", u.base)));
+        }
+        if u.gates.iter().any(|g| g.bit > 31) {
+            return Err((field("gates"), "a bit is 0 to 31".into()));
+        }
+        if out.iter().any(|o| o.base == u.base || o.name == u.name) {
+            return Err((field("name"), format!("{} listed twice", u.name)));
+        }
+        out.push(UartSpec {
+            kind: u.kind,
+            name: u.name,
+            base: u.base,
+            clock: u.clock,
+            gates: u.gates,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cited(value: u64) -> Cited {
+        Cited {
+            value,
+            cite: "test".into(),
+        }
+    }
+
+    fn clocks(reset_hz: u64) -> ClocksFile {
+        ClocksFile {
+            kind: ClockKind::Stm32f4,
+            rcc: cited(0x4002_3800),
+            pwr: cited(0x4000_7000),
+            hse_hz: cited(8_000_000),
+            reset_hz: cited(reset_hz),
+            max_hz: cited(168_000_000),
+        }
+    }
+
+    #[test]
+    fn clock_hz_must_be_the_clock_at_reset() {
+        assert!(validate_clocks(clocks(16_000_000), 16_000_000).is_ok());
+        let (field, message) = validate_clocks(clocks(16_000_000), 168_000_000).unwrap_err();
+        assert_eq!(field, "clocks.reset_hz");
+        assert!(message.contains("clock at reset"), "{message}");
+    }
+
+    #[test]
+    fn a_uart_listed_twice_is_refused() {
+        let uart = UartFile {
+            kind: UartKind::Pl011,
+            name: "UART0".into(),
+            base: 0x4003_4000,
+            clock: "clk_peri".into(),
+            gates: Vec::new(),
+            cite: "test".into(),
+        };
+        let (field, _) = validate_uarts(vec![uart.clone(), uart]).unwrap_err();
+        assert_eq!(field, "uart[1].name");
+    }
+}
