@@ -121,6 +121,24 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(m) = timer {
             sim_host::show!("  machine timer: {}", m.describe());
         }
+        if let Some(c) = &t.clocks {
+            sim_host::show!(
+                "  clock tree ({:?}): {} MHz at reset, up to {} MHz as the firmware sets it; HSE crystal {} MHz",
+                c.kind,
+                c.reset_hz as f64 / 1e6,
+                c.max_hz as f64 / 1e6,
+                c.hse_hz as f64 / 1e6
+            );
+        }
+        for u in &t.uarts {
+            sim_host::show!(
+                "  {:<10} {:#010x} {:?} UART to the console (clock {})",
+                u.name,
+                u.base,
+                u.kind,
+                u.clock
+            );
+        }
         if let Some(x) = &t.xip {
             sim_host::show!(
                 "  XIP cache in front of `{}`: {} KiB, {} ways, {}-byte lines, a line read from the flash {} cycles",

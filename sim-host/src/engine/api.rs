@@ -254,6 +254,12 @@ pub struct RunOutcome {
     /// Who ran on the core: main, each handler, each RTOS task, with
     /// their cycles (which sum to `cycles`); empty when only main ran.
     pub tasks: Vec<crate::host::tasks::ContextStats>,
+    /// The core clock over the run: the target's, or what the board's
+    /// clock tree made it (each change, and time at any cycle).
+    pub clock: crate::model::clocks::ClockTimeline,
+    /// What the board's UARTs did, one line each ("USART2: 42 bytes sent
+    /// at 115200 baud (BRR 0x16d)").
+    pub uarts: Vec<String>,
 }
 
 /// What the core's own exception and power machinery did in a run.

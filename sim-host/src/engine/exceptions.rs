@@ -37,6 +37,10 @@ pub(super) fn semihosting_call(uc: &mut Uc<'_>) {
     // Take the semihosting state and console out so the guest memory can be
     // borrowed mutably alongside them.
     let cycles = uc.get_data().clock.cycles;
+    let now = crate::host::devices::Now {
+        cycles,
+        picos: uc.get_data().core_clock.picos_at(cycles),
+    };
     let mut sh = std::mem::replace(
         &mut uc.get_data_mut().io.semihost,
         Semihost::new(Sandbox::none(), String::new(), 1, [0; 4]),
@@ -44,7 +48,7 @@ pub(super) fn semihosting_call(uc: &mut Uc<'_>) {
     let mut console = std::mem::take(&mut uc.get_data_mut().io.console);
     let result = sh.handle(
         request,
-        cycles,
+        now,
         &mut UcMemory(uc),
         &mut console as &mut dyn Console,
     );

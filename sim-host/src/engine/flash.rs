@@ -8,14 +8,10 @@
 //! A target without `[flash]` maps nothing, hooks nothing and prices no
 //! block with the flag: it runs as before.
 
-use super::api::{uc, MachineError};
 use super::peripherals;
 use super::state::{FlashModel, Uc};
 use crate::model::memsys::FlashState;
 use crate::model::target::Target;
-
-/// Unicorn maps whole pages.
-const PAGE: u64 = 0x1000;
 
 /// The run's accelerator, when the target has one.
 pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
@@ -27,27 +23,8 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
     }))
 }
 
-/// Maps FLASH_ACR's page (the data reads are hooked by `model_hooks`).
-pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
-    let Some(spec) = emu.get_data().flash.as_ref().map(|f| f.spec.clone()) else {
-        return Ok(());
-    };
-    let page = spec.control & !(PAGE - 1);
-    let read = move |uc: &mut Uc<'_>, offset: u64, size: usize| -> u64 {
-        access(uc, page + offset, size, None)
-    };
-    let write = move |uc: &mut Uc<'_>, offset: u64, size: usize, value: u64| {
-        access(uc, page + offset, size, Some(value as u32));
-    };
-    uc(
-        "map the flash interface registers",
-        emu.mmio_map(page, PAGE, Some(read), Some(write)),
-    )?;
-    Ok(())
-}
-
 /// One access to FLASH_ACR's page: the register itself, 32-bit.
-fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
+pub(super) fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
     let st = uc.get_data_mut();
     let Some(flash) = st.flash.as_mut() else {
         return 0;
@@ -65,6 +42,20 @@ fn access(uc: &mut Uc<'_>, addr: u64, size: usize, write: Option<u32>) -> u64 {
         None => u64::from(flash.state.acr()),
         Some(value) => {
             flash.state.write_acr(value);
+            let (latency, required) = (flash.state.latency(), flash.state.required());
+            if latency < required {
+                let pc = super::mmio::placed_access(uc, addr).pc;
+                let hz = uc.get_data().core_clock.hz();
+                super::mmio::warn_at(
+                    uc,
+                    pc,
+                    format!(
+                        "FLASH_ACR.LATENCY set to {latency} at a core clock of {}: the flash's \
+                         wait-state table requires {required} there ([flash] wait_states)",
+                        crate::model::clocks::format_hz(hz)
+                    ),
+                );
+            }
             0
         }
     }

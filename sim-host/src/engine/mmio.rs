@@ -79,3 +79,11 @@ fn register(uc: &Uc<'_>, n: u8, pc: u64) -> u64 {
     }
     arch_reg(arch, u32::from(n)).map_or(0, |id| uc.reg_read(id).unwrap_or(0))
 }
+
+/// A warning naming the instruction that caused it (a device's rule
+/// broken there).
+pub(super) fn warn_at(uc: &mut Uc<'_>, pc: u64, message: String) {
+    let st = uc.get_data_mut();
+    let at = st.image.describe(pc);
+    st.end.warnings.push(format!("{at}: {message}"));
+}

@@ -32,6 +32,7 @@ mod blocks;
 mod charge;
 mod csr;
 mod debug;
+mod devices;
 mod exceptions;
 mod flash;
 mod fp_context;

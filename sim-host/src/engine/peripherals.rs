@@ -55,6 +55,8 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
     let flash_page = target.flash.as_ref().map(|f| f.control & !(PAGE - 1));
     // the XIP cache answers XIP_CTRL's page (`xip`)
     let xip_page = target.xip.as_ref().map(|x| x.control & !(PAGE - 1));
+    // the clock tree's and UARTs' pages (`devices`)
+    let device_pages = crate::host::devices::pages(target);
     let taken = |page: u64| {
         target
             .regions
@@ -64,6 +66,7 @@ fn spans(map: &PeripheralMap, target: &Target) -> Vec<(u64, u64)> {
             || timer_pages.as_ref().is_some_and(|p| p.contains(&page))
             || flash_page == Some(page)
             || xip_page == Some(page)
+            || device_pages.contains(&page)
     };
     let mut pages: Vec<u64> = map
         .peripherals

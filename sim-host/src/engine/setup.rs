@@ -243,6 +243,8 @@ pub(super) fn new_state(
         },
         power: Default::default(),
         tasks: super::state::TaskTracker::new(crate::image::rtos::freertos(image)),
+        devices: super::devices::state(target),
+        core_clock: crate::model::clocks::ClockTimeline::new(target.clock_hz),
     })
 }
 
@@ -343,7 +345,7 @@ pub(super) fn create_engine(
     map_memory(&mut emu, target)?;
     super::scs::map(&mut emu)?;
     super::machine_timer::map(&mut emu)?;
-    super::flash::map(&mut emu)?;
+    super::devices::map(&mut emu, target)?;
     super::xip::map(&mut emu)?;
     for seg in &image.segments {
         uc(

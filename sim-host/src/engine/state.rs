@@ -76,6 +76,12 @@ pub(super) struct State {
     /// Which task runs (the RTOS-aware accounting; its clock is in
     /// `arp.counters.tasks`).
     pub(super) tasks: TaskTracker,
+    /// The board's clock tree and UARTs (`engine::devices`), if its
+    /// target file lists any.
+    pub(super) devices: Option<Box<super::devices::DeviceRun>>,
+    /// The core clock over the run: the target's clock, or what its
+    /// clock tree makes it.
+    pub(super) core_clock: crate::model::clocks::ClockTimeline,
 }
 
 /// What WFI and WFE (`engine::sleep`) asked for and what sleeping cost.
@@ -108,7 +114,7 @@ impl FlashModel {
         super::api::FlashReport {
             region: self.spec.region.clone(),
             control: self.state.acr(),
-            required_wait_states: self.spec.required_wait_states,
+            required_wait_states: self.state.required(),
             stats: self.state.stats,
         }
     }

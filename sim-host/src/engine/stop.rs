@@ -224,6 +224,12 @@ pub(super) fn outcome(
         section_events: st.arp.take_events(),
         section_events_dropped: st.arp.events_dropped,
         unpriced,
+        clock: st.core_clock.clone(),
+        uarts: st
+            .devices
+            .as_deref()
+            .map(super::devices::summaries)
+            .unwrap_or_default(),
     }
 }
 

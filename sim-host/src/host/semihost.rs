@@ -431,12 +431,12 @@ impl Semihost {
         Outcome::Return(h)
     }
 
-    /// Carries out a request. `cycles` is the core's cycle count (for the
-    /// clocks), `console` receives output.
+    /// Carries out a request. `now` is the core's cycle count and the
+    /// simulated time (for the clocks), `console` receives output.
     pub fn handle(
         &mut self,
         request: Request,
-        cycles: u64,
+        now: crate::host::devices::Now,
         mem: &mut dyn GuestMemory,
         console: &mut dyn Console,
     ) -> Result<Outcome, MemoryFault> {
@@ -471,8 +471,8 @@ impl Semihost {
                 Ok(()) => Outcome::Return(0),
                 Err(e) => self.fail(e),
             },
-            // Simulated time: centiseconds of emulated cycles at the target clock.
-            Clock => Outcome::Return((u128::from(cycles) * 100 / u128::from(self.clock_hz)) as u32),
+            // Simulated time in centiseconds, at the clocks in force.
+            Clock => Outcome::Return((now.picos / 10_000_000_000) as u32),
             Time => Outcome::Return(
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -496,6 +496,7 @@ impl Semihost {
                 _ => 1,
             }),
             Elapsed { out } => {
+                let cycles = now.cycles;
                 let lo = cycles as u32;
                 let hi = (cycles >> 32) as u32;
                 mem.write(out, &lo.to_le_bytes())?;
@@ -743,7 +744,12 @@ mod tests {
         param: u32,
     ) -> Outcome {
         let req = decode(op, param, mem).unwrap();
-        sh.handle(req, 50_000_000, mem, con).unwrap()
+        // 50,000,000 cycles at 25 MHz: 2 s
+        let now = crate::host::devices::Now {
+            cycles: 50_000_000,
+            picos: 2_000_000_000_000,
+        };
+        sh.handle(req, now, mem, con).unwrap()
     }
 
     fn open(

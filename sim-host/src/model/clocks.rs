@@ -109,6 +109,21 @@ impl ClockTimeline {
         base_picos + u128::from(cycles - base_cycle) * PICOS_PER_SECOND / u128::from(hz)
     }
 
+    /// The first cycle at or after which `picos` have elapsed.
+    pub fn cycle_at_picos(&self, picos: u128) -> u64 {
+        let last = self.picos_at_change.partition_point(|p| *p <= picos);
+        let (base_cycle, base_picos, hz) = match last {
+            0 => (0, 0, self.reset_hz),
+            n => (
+                self.changes[n - 1].cycle,
+                self.picos_at_change[n - 1],
+                self.changes[n - 1].to_hz,
+            ),
+        };
+        let cycles = ((picos - base_picos) * u128::from(hz)).div_ceil(PICOS_PER_SECOND);
+        base_cycle.saturating_add(cycles.min(u128::from(u64::MAX)) as u64)
+    }
+
     /// Seconds elapsed when the cycle count was `cycles`.
     pub fn seconds_at(&self, cycles: u64) -> f64 {
         self.picos_at(cycles) as f64 / PICOS_PER_SECOND as f64
@@ -151,6 +166,10 @@ mod tests {
         assert_eq!(t.picos_at(8_000), 500_000_000);
         assert_eq!(t.changes()[0].from_hz, 16_000_000);
         assert_eq!(t.hz(), 168_000_000);
+        assert_eq!(t.cycle_at_picos(500_000_000), 8_000);
+        assert_eq!(t.cycle_at_picos(1_500_000_000), 16_000 + 84_000);
+        // a time between two cycles rounds up to the next
+        assert_eq!(t.cycle_at_picos(1), 1);
     }
 
     #[test]

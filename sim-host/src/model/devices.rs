@@ -145,8 +145,17 @@ pub struct UartSpec {
     pub gates: Vec<GateFile>,
 }
 
-/// Bytes of a UART's register block (every kind here fits in 4 KiB).
-pub const UART_BLOCK: u64 = 0x1000;
+impl UartKind {
+    /// Bytes of its register block: an STM32 USART's 1 KiB (RM0090 Table
+    /// 1: USART2 0x4000 4400 - 0x4000 47FF), the CMSDK's and PL011's 4 KiB
+    /// (their identification registers end at 0xFFC).
+    pub fn block_bytes(self) -> u64 {
+        match self {
+            UartKind::Stm32f4Usart | UartKind::Stm32f7Usart => 0x400,
+            UartKind::Cmsdk | UartKind::Pl011 => 0x1000,
+        }
+    }
+}
 
 /// Checks the `[[uart]]` entries: named, cited, page-aligned bases,
 /// distinct.
@@ -157,8 +166,15 @@ pub fn validate_uarts(files: Vec<UartFile>) -> Result<Vec<UartSpec>, FieldError>
         if u.cite.trim().is_empty() || u.gates.iter().any(|g| g.cite.trim().is_empty()) {
             return Err((field("cite"), "every UART and gate needs a `cite`".into()));
         }
-        if u.base % 0x400 != 0 {
-            return Err((field("base"), format!("{:#x}: not 1 KiB aligned", u.base)));
+        if u.base % u.kind.block_bytes() != 0 {
+            return Err((
+                field("base"),
+                format!(
+                    "{:#x}: not aligned to its {:#x}-byte block",
+                    u.base,
+                    u.kind.block_bytes()
+                ),
+            ));
         }
         if u.gates.iter().any(|g| g.bit > 31) {
             return Err((field("gates"), "a bit is 0 to 31".into()));

@@ -1630,8 +1630,17 @@ system = { cycles = 1, cite = "t" }
     fn the_stm32f407_flash_accelerator_is_read_and_checked() {
         let t = builtin("stm32f407").unwrap();
         let f = t.flash.as_ref().unwrap();
-        // RM0090 Table 10: 150 < HCLK <= 168 MHz at 2.7-3.6 V: 5 wait states
-        assert_eq!(f.required_wait_states, 5);
+        // RM0090 Table 10 at 2.7-3.6 V: HCLK <= 30 MHz (the 16 MHz HSI at
+        // reset) 0 wait states; 150 < HCLK <= 168 MHz (the clock tree's
+        // maximum) 5
+        assert_eq!(f.required_wait_states, 0);
+        let table = &f.wait_state_table;
+        let at = |hz| crate::model::memsys::required_wait_states(table, hz);
+        assert_eq!(at(168_000_000), Ok(5));
+        assert_eq!(
+            t.clocks.as_ref().map(|c| (c.reset_hz, c.max_hz)),
+            Some((16_000_000, 168_000_000))
+        );
         assert_eq!((f.line_bytes, f.icache_lines, f.dcache_lines), (16, 64, 8));
         assert_eq!((f.control, f.reset, f.start), (0x4002_3C00, 0, 0x0800_0000));
         // every target without `[flash]` has none: priced as before

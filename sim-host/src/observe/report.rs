@@ -50,7 +50,10 @@
 //!                     "lazy_fp_preservations": integer, "sleeps": integer,
 //!                     "sleep_cycles": integer },
 //!   "tasks"?: [ { "name": string, "kind": "main"|"task"|"handler"|"others",
-//!                 "cycles": integer, "share": number, "switches": integer } ]
+//!                 "cycles": integer, "share": number, "switches": integer } ],
+//!   "clock_changes"?: [ { "cycle": integer, "seconds": number, "pc": integer, "at": string,
+//!                         "from_hz": integer, "to_hz": integer, "source": string } ],
+//!   "uarts"?: [string]
 //! }
 //! ```
 //!
@@ -130,6 +133,73 @@ pub struct Report {
     /// only main ran); their cycles sum to the run's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<TaskRow>,
+    /// Each change of the core clock a clock tree made (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clock_changes: Vec<ClockChangeJson>,
+    /// What each UART did (absent on boards without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uarts: Vec<String>,
+}
+
+/// One change of the core clock.
+#[derive(Debug, Serialize)]
+pub struct ClockChangeJson {
+    pub cycle: u64,
+    /// Simulated seconds when it happened.
+    pub seconds: f64,
+    pub pc: u64,
+    /// The function and source line of the instruction that made it.
+    pub at: String,
+    pub from_hz: u64,
+    pub to_hz: u64,
+    pub source: String,
+}
+
+fn clock_changes(outcome: &RunOutcome) -> Vec<ClockChangeJson> {
+    let changes = outcome.clock.changes();
+    let places = crate::image::symbols::locate_all(
+        &outcome.image,
+        &changes.iter().map(|c| c.pc).collect::<Vec<_>>(),
+    );
+    let at = |pc: u64| {
+        let line = places.get(&pc).and_then(|l| l.file_line());
+        let place = outcome.image.describe(pc);
+        line.map_or_else(|| place.clone(), |l| format!("{place} {l}"))
+    };
+    changes
+        .iter()
+        .map(|c| ClockChangeJson {
+            cycle: c.cycle,
+            seconds: outcome.clock.seconds_at(c.cycle),
+            pc: c.pc,
+            at: at(c.pc),
+            from_hz: c.from_hz,
+            to_hz: c.to_hz,
+            source: c.source.clone(),
+        })
+        .collect()
+}
+
+fn clock_changes_text(changes: &[ClockChangeJson]) -> String {
+    use crate::model::clocks::format_hz;
+    let mut out = String::new();
+    if changes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "core clock changes:");
+    for c in changes {
+        let _ = writeln!(
+            out,
+            "  cycle {} ({:.6} s) at {}: {} -> {}, {}",
+            c.cycle,
+            c.seconds,
+            c.at,
+            format_hz(c.from_hz),
+            format_hz(c.to_hz),
+            c.source
+        );
+    }
+    out
 }
 
 #[derive(Debug, Serialize)]
@@ -289,7 +359,7 @@ impl Report {
                 instructions: outcome.instructions,
                 cycles,
                 cpi: cycles as f64 / outcome.instructions.max(1) as f64,
-                simulated_seconds: cycles as f64 / clock_hz as f64,
+                simulated_seconds: outcome.clock.seconds_at(cycles),
                 host_seconds,
                 mips: outcome.instructions as f64 / host_seconds.max(1e-9) / 1e6,
             },
@@ -322,6 +392,8 @@ impl Report {
                 findings: playback_findings(p),
             }),
             prediction: None,
+            clock_changes: clock_changes(outcome),
+            uarts: outcome.uarts.clone(),
         }
     }
 
@@ -339,14 +411,17 @@ impl Report {
             }
         }
         let t = &self.totals;
+        let clock = match self.clock_changes.len() {
+            0 => format!("at {} MHz", self.clock_hz as f64 / 1e6),
+            n => format!(
+                "from {} MHz at reset through {n} clock change(s)",
+                self.clock_hz as f64 / 1e6
+            ),
+        };
         let _ = writeln!(
             out,
-            "{} instructions, {} cycles, CPI {:.3}, {:.6} s at {} MHz",
-            t.instructions,
-            t.cycles,
-            t.cpi,
-            t.simulated_seconds,
-            self.clock_hz as f64 / 1e6
+            "{} instructions, {} cycles, CPI {:.3}, {:.6} s {clock}",
+            t.instructions, t.cycles, t.cpi, t.simulated_seconds,
         );
         let _ = writeln!(out, "host time {:.3} s, {:.1} MIPS", t.host_seconds, t.mips);
         if let Some(f) = &self.arp_file {
@@ -402,6 +477,10 @@ impl Report {
                     "measured on the same cores (recorded run): {m} cycles; prediction differs by {d:+.2}%"
                 );
             }
+        }
+        out.push_str(&clock_changes_text(&self.clock_changes));
+        for u in &self.uarts {
+            let _ = writeln!(out, "uart {u}");
         }
         out.push_str(&self.peripherals_text());
         out.push_str(&self.flash_text());
@@ -810,9 +889,9 @@ pub fn flash_text(f: &crate::engine::FlashReport) -> String {
     if s.blocks_below_required_latency > 0 {
         let _ = writeln!(
             out,
-            "warning: {} blocks ran from the flash with FLASH_ACR.LATENCY below the {} wait states \
-             the target requires at its clock: the silicon would misread them; the counts \
-             charge the LATENCY set",
+            "warning: {} blocks ran from the flash with FLASH_ACR.LATENCY below the wait states \
+             the clock in force required ({} at the end of the run): the silicon would misread \
+             them; the counts charge the LATENCY set",
             s.blocks_below_required_latency, f.required_wait_states
         );
     }

@@ -46,6 +46,10 @@ pub struct TraceOptions {
     pub limit: Option<usize>,
     /// The names of the run's contexts (`RunOutcome::tasks`), by id.
     pub contexts: Vec<String>,
+    /// The core clock over the run, when a clock tree changed it: then
+    /// cycles → microseconds at the clock in force (`clock_hz` is the
+    /// clock at reset).
+    pub timeline: Option<crate::model::clocks::ClockTimeline>,
 }
 
 /// Where the tracks of RTOS tasks start.
@@ -165,7 +169,10 @@ fn write_to(
     if options.clock_hz == 0 {
         return Err(Streamed::Options(TraceEventsError::NoClock));
     }
-    let us = |cycles: u64| cycles as f64 * 1e6 / options.clock_hz as f64;
+    let us = |cycles: u64| match &options.timeline {
+        Some(t) => t.picos_at(cycles) as f64 / 1e6,
+        None => cycles as f64 * 1e6 / options.clock_hz as f64,
+    };
     let name = |sid: u16| {
         options
             .names

@@ -470,6 +470,7 @@ fn write_profiles(
             dropped: outcome.section_events_dropped,
             limit: Some(outputs.trace_limit),
             contexts: outcome.tasks.iter().map(|t| t.name.clone()).collect(),
+            timeline: (!outcome.clock.changes().is_empty()).then(|| outcome.clock.clone()),
         };
         let result = trace_events::write(path, &outcome.section_events, &options);
         check("trace events", path, result.map_err(Into::into));

@@ -13,6 +13,7 @@
 
 pub mod registers;
 pub mod stm32_rcc;
+pub mod uart;
 
 use std::ops::Range;
 
@@ -101,6 +102,45 @@ impl ClockView for FixedClocks {
     fn bit(&self, _addr: u64, _bit: u8) -> Option<bool> {
         None
     }
+}
+
+/// The clock tree a `[clocks]` table describes.
+pub fn clock_tree(spec: &crate::model::devices::ClocksSpec) -> Box<dyn ClockTree> {
+    use crate::model::devices::ClockKind;
+    use stm32_rcc::{Family, Stm32Params, Stm32Rcc};
+    let family = match spec.kind {
+        ClockKind::Stm32f4 => Family::F4,
+        ClockKind::Stm32f7 => Family::F7,
+    };
+    Box::new(Stm32Rcc::new(Stm32Params {
+        family,
+        rcc: spec.rcc,
+        pwr: spec.pwr,
+        hse_hz: spec.hse_hz,
+    }))
+}
+
+/// The 4 KiB pages a target's clock tree and UARTs are in, ascending.
+pub fn pages(target: &crate::model::target::Target) -> Vec<u64> {
+    const PAGE: u64 = 0x1000;
+    let mut blocks: Vec<Range<u64>> = target
+        .clocks
+        .as_ref()
+        .map(|c| clock_tree(c).blocks())
+        .unwrap_or_default();
+    blocks.extend(
+        target
+            .uarts
+            .iter()
+            .map(|u| u.base..u.base + u.kind.block_bytes()),
+    );
+    let mut pages: Vec<u64> = blocks
+        .iter()
+        .flat_map(|b| (b.start / PAGE..b.end.div_ceil(PAGE)).map(|n| n * PAGE))
+        .collect();
+    pages.sort_unstable();
+    pages.dedup();
+    pages
 }
 
 /// The width of an access in bytes → the mask of its bytes within the

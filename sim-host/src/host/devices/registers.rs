@@ -18,16 +18,16 @@ pub struct RegisterSpec {
 /// A block's registers and their values.
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
-    block: &'static str,
+    block: String,
     base: u64,
     specs: &'static [RegisterSpec],
     values: Vec<u32>,
 }
 
 impl RegisterFile {
-    pub fn new(block: &'static str, base: u64, specs: &'static [RegisterSpec]) -> RegisterFile {
+    pub fn new(block: &str, base: u64, specs: &'static [RegisterSpec]) -> RegisterFile {
         RegisterFile {
-            block,
+            block: block.to_owned(),
             base,
             specs,
             values: specs.iter().map(|s| s.reset).collect(),
