@@ -294,6 +294,7 @@ fn trace_events_of_filter() {
             dropped: outcome.section_events_dropped,
             limit: Some(100_000),
             contexts: Vec::new(),
+            timeline: None,
         };
         trace_events::write(&file, &outcome.section_events, &options).unwrap();
         let begins = check_trace(&file);
