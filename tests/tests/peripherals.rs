@@ -1,5 +1,6 @@
 //! Vendor peripherals, which sim-host does not model (issue 26), on the
-//! `board` example: start-up code that writes a UART's control register
+//! `board` example: start-up code that writes a peripheral's control
+//! register (the MPS2's CMSDK timer 0, the RP2350's UART0 on rv32imac)
 //! three times and reads its status once (`setup`), waits for a status bit
 //! (`poll`), or reads between the board's peripheral ranges (`gap`).
 //!
@@ -12,7 +13,7 @@ use e2e_tests::{guest, repo_root, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The MPS2 UART0 description the README's example uses.
+/// The MPS2 timer 0 and UART0 description the README's example uses.
 fn uart_svd() -> PathBuf {
     repo_root().join("guest-shim/examples/board/mps2.svd")
 }
@@ -70,10 +71,10 @@ fn an_svd_file_names_peripheral_and_register() {
     let (code, _, err) = text(&sim_host("cortex-m3", &args, "setup"));
     assert_eq!(code, Some(120), "{err}");
     assert!(
-        err.contains("peripheral UART0, register CTRL (mps2.svd)"),
+        err.contains("peripheral TIMER0, register CTRL (mps2.svd)"),
         "{err}"
     );
-    assert!(err.contains("at address 0x40004008"), "{err}");
+    assert!(err.contains("at address 0x40000000"), "{err}");
 }
 
 #[test]
@@ -114,7 +115,7 @@ fn a_status_bit_polled_forever_is_named_at_the_cycle_limit() {
         let status = if target == "rv32imac" {
             "0x40070018"
         } else {
-            "0x40004004"
+            "0x4000000c"
         };
         assert!(
             err.contains(&format!("polling {} ({status})", uart_range(target).0)),
@@ -205,7 +206,7 @@ fn a_broken_svd_file_is_named() {
     let dir = scratch("peripherals-bad-svd");
     let svd = dir.join("broken.svd");
     let valid = std::fs::read_to_string(uart_svd()).unwrap();
-    std::fs::write(&svd, valid.replace("0x40004000", "zz")).unwrap();
+    std::fs::write(&svd, valid.replace("0x40000000", "zz")).unwrap();
     let (code, _, err) = text(&sim_host(
         "cortex-m3",
         &["--svd", svd.to_str().unwrap()],
@@ -213,5 +214,5 @@ fn a_broken_svd_file_is_named() {
     ));
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("--svd") && err.contains("broken.svd"), "{err}");
-    assert!(err.contains("UART0"), "{err}");
+    assert!(err.contains("TIMER0"), "{err}");
 }

@@ -1,15 +1,18 @@
 /*
- * board - start-up code of the kind that configures a UART before main's
- * work, on the built-in targets' boards. The first argument picks it:
+ * board - start-up code of the kind that configures a peripheral sim-host
+ * does not model before main's work, on the built-in targets' boards. The
+ * first argument picks it:
  *
- *   board setup   three writes to the UART's control register and one
- *                 read of its status, then prints "configured"
- *   board poll    waits for a status bit that only a real UART sets
+ *   board setup   three writes to the peripheral's control register and
+ *                 one read of its status, then prints "configured"
+ *   board poll    waits for a status bit that only the real device sets
  *   board gap     reads an address between the board's peripheral ranges
  *
- * MPS2 (Cortex-M): CMSDK APB UART0 at 0x40004000 (DATA +0, STATE +4,
- * CTRL +8; QEMU hw/char/cmsdk-apb-uart.c). RP2350 (rv32imac): UART0 at
- * 0x40070000, a PL011 (UARTFR +0x18, TXFE bit 7; UARTCR +0x30).
+ * MPS2 (Cortex-M): the CMSDK APB timer 0 at 0x40000000 (CTRL +0, VALUE
+ * +4, RELOAD +8, INTSTATUS +0xc; QEMU hw/timer/cmsdk-apb-timer.c; the
+ * board's UARTs are modelled since issue 40). RP2350 (rv32imac): UART0 at
+ * 0x40070000, a PL011 (UARTFR +0x18, TXFE bit 7; UARTCR +0x30), which the
+ * rv32imac target does not model.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdint.h>
@@ -19,10 +22,10 @@
 #define REG(a) (*(volatile uint32_t *)(a))
 
 #if defined(__arm__)
-#define UART_CTRL 0x40004008u
-#define UART_STATUS 0x40004004u
-/* STATE bit 1: receive buffer full */
-#define READY_BIT (1u << 1)
+#define UART_CTRL 0x40000000u
+#define UART_STATUS 0x4000000cu
+/* INTSTATUS bit 0: the timer reached zero */
+#define READY_BIT (1u << 0)
 #define GAP 0x40300000u
 #else
 #define UART_CTRL 0x40070030u

@@ -124,9 +124,17 @@ impl ClockTimeline {
         base_cycle.saturating_add(cycles.min(u128::from(u64::MAX)) as u64)
     }
 
-    /// Seconds elapsed when the cycle count was `cycles`.
+    /// Seconds elapsed when the cycle count was `cycles`: each stretch's
+    /// cycles over its clock, summed in floating point (a clock that never
+    /// changed gives exactly cycles / Hz, as before there were clock trees).
     pub fn seconds_at(&self, cycles: u64) -> f64 {
-        self.picos_at(cycles) as f64 / PICOS_PER_SECOND as f64
+        let mut seconds = 0.0;
+        let (mut from, mut hz) = (0u64, self.reset_hz);
+        for c in self.changes.iter().take_while(|c| c.cycle <= cycles) {
+            seconds += (c.cycle - from) as f64 / hz as f64;
+            (from, hz) = (c.cycle, c.to_hz);
+        }
+        seconds + (cycles - from) as f64 / hz as f64
     }
 }
 
