@@ -47,7 +47,7 @@
 //!   in reset until we've configured clocks.") also need their clock
 //!   running;
 //! - the watchdog's tick runs at clk_ref / TICK.CYCLES once enabled
-//!   (4.7.2), exposed as the clock "tick".
+//!   (4.7), exposed as the clock "tick".
 //!
 //! Registers a firmware may use that the model does not follow (the
 //! frequency counter, dormant mode, a forced resus or watchdog reset) are
@@ -755,10 +755,12 @@ impl Rp2040Clocks {
     }
 
     /// Why clk_ref or clk_sys would stop, if one would: they "must run
-    /// continuously unless the chip is in DORMANT mode" (2.15.3.2).
+    /// continuously unless the chip is in DORMANT mode" (2.15.3.2). A
+    /// source divided down to 0 Hz (a PLL with REFDIV or a POSTDIV of 0)
+    /// counts as stopped.
     fn core_clock_stopped(&self) -> Option<String> {
         [REF, SYS].into_iter().find_map(|g| {
-            self.gen_hz(g).is_none().then(|| {
+            self.gen_hz(g).is_none_or(|hz| hz == 0).then(|| {
                 format!(
                     "{} would stop: its source ({}) would no longer run. RP2040 datasheet \
                      2.15.3.2: clk_ref and clk_sys \"must run continuously unless the chip is \
@@ -905,7 +907,7 @@ impl Rp2040Clocks {
             Block::Xosc,
             0x08,
             "DORMANT",
-            "dormant mode (RP2040 datasheet 2.16.5) is not modelled",
+            "dormant mode (RP2040 datasheet 2.16; xosc.h DORMANT) is not modelled",
         )
     }
 
@@ -926,7 +928,9 @@ impl Rp2040Clocks {
             _ => return None,
         };
         let why = match offset {
-            0x80..=0x9c => "the frequency counter (RP2040 datasheet 2.15.6) is not modelled",
+            0x80..=0x9c => {
+                "the frequency counter (RP2040 datasheet 2.15; clocks.h FC0) is not modelled"
+            }
             0xc0 => "forcing the resus interrupt is not modelled",
             _ => "which clocks the sleep and wake enables leave running is not modelled",
         };
@@ -1005,7 +1009,7 @@ impl Rp2040Clocks {
                 Block::Clocks,
                 offset,
                 "CLK_SYS_RESUS_CTRL.FRCE",
-                "a forced resus (RP2040 datasheet 2.15.5) is not modelled",
+                "a forced resus (clocks.h: \"Force a resus, for test purposes only\") is not modelled",
             ));
         }
         self.clocks_plain.write(offset, v, u32::MAX)

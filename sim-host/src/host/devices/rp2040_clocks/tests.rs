@@ -110,6 +110,18 @@ impl Run {
         assert_eq!(self.read_at(addr, at) & mask, mask, "{addr:#x} at {at}");
     }
 
+    /// Polls the register until `mask` is set, 1 us between reads (at
+    /// most 100 ms).
+    fn wait_for(&mut self, addr: u64, mask: u32) {
+        for _ in 0..100_000 {
+            if self.read(addr) & mask == mask {
+                return;
+            }
+            self.at(self.now + US);
+        }
+        panic!("{addr:#x} & {mask:#x} never set");
+    }
+
     fn hz(&self, name: &str) -> Option<u64> {
         self.tree.clock_hz(name)
     }
@@ -567,6 +579,10 @@ fn stopping_the_core_clocks_source_is_refused() {
     assert!(err.0.contains("clk_sys would stop"), "{err:?}");
     let err = r.try_write(RESETS + SET, 1 << 12).unwrap_err();
     assert!(err.0.contains("PLL_SYS"), "{err:?}");
+    // POSTDIV1 0: the PLL's output divided to nothing
+    let err = r.try_write(PLL_SYS + 0xc, 2 << 12).unwrap_err();
+    assert!(err.0.contains("clk_sys would stop"), "{err:?}");
+    assert_eq!(r.read(PLL_SYS + 0xc), (6 << 16) | (2 << 12));
     assert_eq!(r.tree.core_hz(), 125_000_000);
     assert_eq!(r.read(RESETS), 0);
 }
@@ -662,4 +678,58 @@ fn a_reserved_ref_source_is_warned_of_and_ignored() {
         r.warnings
     );
     assert_eq!(r.read(REF_CTRL) & 3, 0);
+}
+
+/// rp2040-hal's init_clocks_and_plls (the sequence of the test above,
+/// polling) on a tree that starts where pico-sdk leaves it: clk_sys goes
+/// to clk_ref (12 MHz), clk_ref to the ROSC while the PLLs restart, then
+/// back to the XOSC and PLL_SYS, with no warning on the way.
+#[test]
+fn rp2040_hal_init_runs_again_from_the_pico_sdk_start() {
+    let mut r = Run::new(ClockStart::PicoSdk);
+    r.at(US);
+    r.write(XOSC, 0xaa0);
+    r.write(XOSC + 0xc, 2944);
+    r.write(XOSC, 0xfab << 12);
+    r.wait_for(XOSC_STATUS, STABLE);
+    r.write(WATCHDOG + 0x2c, (1 << 9) | 12);
+    r.write(CLOCKS + 0x78, 0);
+    for (base, bit, fbdiv, postdivs) in [(PLL_SYS, 12, 125, (6, 2)), (PLL_USB, 13, 100, (5, 5))] {
+        r.write(SYS_CTRL, 0);
+        r.wait_for(SYS_SELECTED, 1);
+        r.write(REF_CTRL, 0);
+        r.wait_for(REF_SELECTED, 1);
+        let reset = r.read(RESETS);
+        r.write(RESETS, reset & !(1 << bit));
+        r.wait_for(RESET_DONE, 1 << bit);
+        r.write(base + 4, 0x2d);
+        r.write(base + 8, 0);
+        r.write(base, 1);
+        r.write(base + 8, fbdiv);
+        r.write(base + 4, 0x0c);
+        r.wait_for(base, PLL_LOCK);
+        r.write(base + 0xc, (postdivs.0 << 16) | (postdivs.1 << 12));
+        r.write(base + 4, 0x04);
+    }
+    r.write(REF_CTRL, 2);
+    r.wait_for(REF_SELECTED, 1 << 2);
+    r.write(SYS_CTRL, 0);
+    r.write(SYS_CTRL, 1);
+    r.wait_for(SYS_SELECTED, 1 << 1);
+    for (ctrl, div, value) in [
+        (USB_CTRL, USB_DIV, 0x100),
+        (ADC_CTRL, ADC_DIV, 0x100),
+        (RTC_CTRL, RTC_DIV, 0x4_0000),
+    ] {
+        r.write(div, value);
+        r.write(ctrl, 0);
+        r.write(ctrl, ENABLE);
+    }
+    r.write(PERI_CTRL, 0);
+    r.write(PERI_CTRL, ENABLE);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let path: Vec<u64> = r.changes.iter().map(|c| c.1).collect();
+    assert_eq!(path, vec![12_000_000, 6_500_000, 12_000_000, 125_000_000]);
+    assert_eq!(r.hz("clk_peri"), Some(125_000_000));
+    assert_eq!(r.hz("clk_usb"), Some(48_000_000));
 }
