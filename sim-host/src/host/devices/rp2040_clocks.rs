@@ -27,6 +27,8 @@
 //!   once the crystal is stable; its output runs once locked with its
 //!   post-dividers powered: XOSC / REFDIV x FBDIV / (POSTDIV1 x POSTDIV2)
 //!   (2.18.2); settings outside pll.h's and 2.18.2's ranges are warnings;
+//!   REFDIV or FBDIV rewritten while it runs is a warning, and the model
+//!   keeps it locked at the new frequency;
 //! - the glitchless muxes of clk_ref and clk_sys switch 2 cycles of the
 //!   old source plus 2 cycles of the new one after SRC is written, or,
 //!   if the new source is not running, that long after it starts (2.15.3.2
@@ -54,7 +56,10 @@
 //! refused by name.
 //!
 //! The engine calls [`ClockTree::settle`] before each access (as for the
-//! STM32's SWS): a switch that became due is made there.
+//! STM32's SWS): a switch that became due is made there, and SELECTED
+//! reads what `settle` last made. A write can also change the core clock
+//! at once (CLK_SYS_DIV, clk_sys's aux mux, its PLL's dividers): the
+//! engine compares `core_hz` after each write.
 
 #[cfg(test)]
 mod tests;
