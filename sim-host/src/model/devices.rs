@@ -14,19 +14,85 @@ pub enum ClockKind {
     Stm32f4,
     /// STM32F74x/75x: RCC and PWR with the over-drive (RM0385).
     Stm32f7,
+    /// Raspberry Pi RP2040: RESETS, XOSC, PLL_SYS, PLL_USB, CLOCKS and
+    /// the watchdog's tick (RP2040 datasheet 2.14 to 2.18, 4.7).
+    Rp2040,
 }
 
-/// `[clocks]` as a target file writes it.
+impl ClockKind {
+    fn is_stm32(self) -> bool {
+        matches!(self, ClockKind::Stm32f4 | ClockKind::Stm32f7)
+    }
+}
+
+/// Where an RP2040's clock tree starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockStart {
+    /// As the silicon leaves reset: clk_ref and clk_sys on the ring
+    /// oscillator ([`RP2040_ROSC_HZ`]), the crystal and PLLs off, every
+    /// block held in reset.
+    Reset,
+    /// As pico-sdk's runtime leaves it before `main` (runtime_init_clocks
+    /// and the resets around it): the crystal and both PLLs running,
+    /// clk_sys 125 MHz from PLL_SYS, clk_peri from clk_sys, clk_usb and
+    /// clk_adc 48 MHz, clk_rtc 46875 Hz, the watchdog's tick at 1 MHz,
+    /// every block out of reset. Needs the 12 MHz crystal the SDK's PLL
+    /// settings are written for.
+    PicoSdk,
+}
+
+/// The RP2040's ring oscillator at reset: "During boot the ROSC runs at a
+/// nominal 6.5MHz and is guaranteed to be in the range 1.8MHz to 12MHz"
+/// (RP2040 datasheet 2.17.1). The model runs it at the nominal figure.
+pub const RP2040_ROSC_HZ: u64 = 6_500_000;
+
+/// clk_sys as pico-sdk's runtime leaves it: SYS_CLK_HZ 125 MHz
+/// (src/rp2040/hardware_regs/include/hardware/platform_defs.h), from a
+/// 12 MHz crystal through PLL_SYS 1500 MHz / 6 / 2
+/// (src/rp2_common/hardware_clocks/include/hardware/clocks.h).
+pub const RP2040_SDK_SYS_HZ: u64 = 125_000_000;
+
+/// The crystal pico-sdk's default PLL settings are written for (XOSC_HZ,
+/// platform_defs.h; clocks.h has PLL settings only for 12 MHz).
+pub const RP2040_SDK_XOSC_HZ: u64 = 12_000_000;
+
+/// `[clocks]` as a target file writes it. Which block addresses it needs
+/// depends on `kind`: `rcc`, `pwr` and `hse_hz` for an STM32; `resets`,
+/// `clocks`, `xosc`, `pll_sys`, `pll_usb`, `watchdog`, `xosc_hz` and
+/// `start` for an RP2040.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClocksFile {
     pub kind: ClockKind,
     /// RCC's base address.
-    pub rcc: Cited,
+    #[serde(default)]
+    pub rcc: Option<Cited>,
     /// PWR's base address.
-    pub pwr: Cited,
+    #[serde(default)]
+    pub pwr: Option<Cited>,
     /// The board's HSE crystal (0: none fitted).
-    pub hse_hz: Cited,
+    #[serde(default)]
+    pub hse_hz: Option<Cited>,
+    /// The RP2040's blocks' base addresses.
+    #[serde(default)]
+    pub resets: Option<Cited>,
+    #[serde(default)]
+    pub clocks: Option<Cited>,
+    #[serde(default)]
+    pub xosc: Option<Cited>,
+    #[serde(default)]
+    pub pll_sys: Option<Cited>,
+    #[serde(default)]
+    pub pll_usb: Option<Cited>,
+    #[serde(default)]
+    pub watchdog: Option<Cited>,
+    /// The board's crystal on XIN/XOUT (0: none fitted).
+    #[serde(default)]
+    pub xosc_hz: Option<Cited>,
+    /// Where the RP2040's tree starts.
+    #[serde(default)]
+    pub start: Option<ClockStart>,
     /// The core clock at reset (what `clock_hz` must say).
     pub reset_hz: Cited,
     /// The highest core clock the part allows (the flash's wait-state
@@ -34,13 +100,33 @@ pub struct ClocksFile {
     pub max_hz: Cited,
 }
 
-/// A validated `[clocks]`.
+/// The RP2040's blocks, validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rp2Blocks {
+    pub resets: u64,
+    pub clocks: u64,
+    pub xosc: u64,
+    pub pll_sys: u64,
+    pub pll_usb: u64,
+    pub watchdog: u64,
+    pub xosc_hz: u64,
+    pub start: ClockStart,
+}
+
+/// Bytes an RP2040 block spans with its atomic aliases: 4 KiB of
+/// registers, then the XOR, SET and CLEAR aliases at +0x1000, +0x2000 and
+/// +0x3000 (RP2040 datasheet 2.1.2).
+pub const RP2_BLOCK: u64 = 0x4000;
+
+/// A validated `[clocks]`. For an RP2040, `rcc`, `pwr` and `hse_hz` are 0
+/// and `rp2` holds its blocks; for an STM32, `rp2` is `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClocksSpec {
     pub kind: ClockKind,
     pub rcc: u64,
     pub pwr: u64,
     pub hse_hz: u64,
+    pub rp2: Option<Rp2Blocks>,
     pub reset_hz: u64,
     pub max_hz: u64,
 }
@@ -50,19 +136,30 @@ type FieldError = (String, String);
 /// Checks `[clocks]` against the file's `clock_hz` (the clock at reset).
 pub fn validate_clocks(f: ClocksFile, clock_hz: u64) -> Result<ClocksSpec, FieldError> {
     let err = |field: &str, m: String| Err((format!("clocks.{field}"), m));
-    for (field, c) in [
-        ("rcc", &f.rcc),
-        ("pwr", &f.pwr),
-        ("hse_hz", &f.hse_hz),
-        ("reset_hz", &f.reset_hz),
-        ("max_hz", &f.max_hz),
-    ] {
+    for (field, c) in [("reset_hz", &f.reset_hz), ("max_hz", &f.max_hz)] {
         if c.cite.trim().is_empty() {
             return err(field, "needs a `cite`".into());
         }
     }
-    if f.rcc.value % 0x400 != 0 || f.pwr.value % 0x400 != 0 {
-        return err("rcc", "RCC and PWR start on 1 KiB boundaries".into());
+    let (stm32, rp2) = if f.kind.is_stm32() {
+        (stm32_fields(&f)?, None)
+    } else {
+        ((0, 0, 0), Some(rp2_fields(&f)?))
+    };
+    if let Some(b) = &rp2 {
+        let expected = match b.start {
+            ClockStart::Reset => RP2040_ROSC_HZ,
+            ClockStart::PicoSdk => RP2040_SDK_SYS_HZ,
+        };
+        if f.reset_hz.value != expected {
+            return err(
+                "reset_hz",
+                format!(
+                    "{} Hz, but an RP2040 starting at {:?} runs clk_sys at {expected} Hz",
+                    f.reset_hz.value, b.start
+                ),
+            );
+        }
     }
     if f.reset_hz.value != clock_hz {
         return err(
@@ -79,11 +176,122 @@ pub fn validate_clocks(f: ClocksFile, clock_hz: u64) -> Result<ClocksSpec, Field
     }
     Ok(ClocksSpec {
         kind: f.kind,
-        rcc: f.rcc.value,
-        pwr: f.pwr.value,
-        hse_hz: f.hse_hz.value,
+        rcc: stm32.0,
+        pwr: stm32.1,
+        hse_hz: stm32.2,
+        rp2,
         reset_hz: f.reset_hz.value,
         max_hz: f.max_hz.value,
+    })
+}
+
+/// A field `kind` needs, cited; or the error naming it.
+fn needed<'a>(
+    f: &'a ClocksFile,
+    field: &str,
+    c: &'a Option<Cited>,
+) -> Result<&'a Cited, FieldError> {
+    let at = format!("clocks.{field}");
+    match c {
+        None => Err((at, format!("needed for kind {:?}", f.kind))),
+        Some(c) if c.cite.trim().is_empty() => Err((at, "needs a `cite`".into())),
+        Some(c) => Ok(c),
+    }
+}
+
+/// Fields of the other kinds are refused by name (a typo'd kind would
+/// otherwise silently ignore them).
+fn refuse_foreign(f: &ClocksFile, fields: &[(&str, bool)]) -> Result<(), FieldError> {
+    match fields.iter().find(|(_, present)| *present) {
+        Some((field, _)) => Err((
+            format!("clocks.{field}"),
+            format!("not a field of kind {:?}", f.kind),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn stm32_fields(f: &ClocksFile) -> Result<(u64, u64, u64), FieldError> {
+    refuse_foreign(
+        f,
+        &[
+            ("resets", f.resets.is_some()),
+            ("clocks", f.clocks.is_some()),
+            ("xosc", f.xosc.is_some()),
+            ("pll_sys", f.pll_sys.is_some()),
+            ("pll_usb", f.pll_usb.is_some()),
+            ("watchdog", f.watchdog.is_some()),
+            ("xosc_hz", f.xosc_hz.is_some()),
+            ("start", f.start.is_some()),
+        ],
+    )?;
+    let rcc = needed(f, "rcc", &f.rcc)?.value;
+    let pwr = needed(f, "pwr", &f.pwr)?.value;
+    let hse_hz = needed(f, "hse_hz", &f.hse_hz)?.value;
+    if rcc % 0x400 != 0 || pwr % 0x400 != 0 {
+        return Err((
+            "clocks.rcc".into(),
+            "RCC and PWR start on 1 KiB boundaries".into(),
+        ));
+    }
+    Ok((rcc, pwr, hse_hz))
+}
+
+fn rp2_fields(f: &ClocksFile) -> Result<Rp2Blocks, FieldError> {
+    refuse_foreign(
+        f,
+        &[
+            ("rcc", f.rcc.is_some()),
+            ("pwr", f.pwr.is_some()),
+            ("hse_hz", f.hse_hz.is_some()),
+        ],
+    )?;
+    let bases = [
+        ("resets", needed(f, "resets", &f.resets)?.value),
+        ("clocks", needed(f, "clocks", &f.clocks)?.value),
+        ("xosc", needed(f, "xosc", &f.xosc)?.value),
+        ("pll_sys", needed(f, "pll_sys", &f.pll_sys)?.value),
+        ("pll_usb", needed(f, "pll_usb", &f.pll_usb)?.value),
+        ("watchdog", needed(f, "watchdog", &f.watchdog)?.value),
+    ];
+    for (i, (field, base)) in bases.iter().enumerate() {
+        if base % RP2_BLOCK != 0 {
+            return Err((
+                format!("clocks.{field}"),
+                format!("{base:#x}: an RP2040 block starts on a 16 KiB boundary (its registers and their three atomic aliases)"),
+            ));
+        }
+        if let Some((other, _)) = bases[..i].iter().find(|(_, b)| b == base) {
+            return Err((
+                format!("clocks.{field}"),
+                format!("{base:#x} is also clocks.{other}"),
+            ));
+        }
+    }
+    let xosc_hz = needed(f, "xosc_hz", &f.xosc_hz)?.value;
+    let start = f.start.ok_or_else(|| {
+        (
+            "clocks.start".to_string(),
+            "needed for kind Rp2040: \"reset\" (the silicon's reset state) or \"pico-sdk\" (as pico-sdk's runtime leaves the clocks)".to_string(),
+        )
+    })?;
+    if start == ClockStart::PicoSdk && xosc_hz != RP2040_SDK_XOSC_HZ {
+        return Err((
+            "clocks.xosc_hz".into(),
+            format!(
+                "{xosc_hz} Hz: pico-sdk's PLL settings (clocks.h) are for a 12 MHz crystal only"
+            ),
+        ));
+    }
+    Ok(Rp2Blocks {
+        resets: bases[0].1,
+        clocks: bases[1].1,
+        xosc: bases[2].1,
+        pll_sys: bases[3].1,
+        pll_usb: bases[4].1,
+        watchdog: bases[5].1,
+        xosc_hz,
+        start,
     })
 }
 
@@ -207,12 +415,119 @@ mod tests {
     fn clocks(reset_hz: u64) -> ClocksFile {
         ClocksFile {
             kind: ClockKind::Stm32f4,
-            rcc: cited(0x4002_3800),
-            pwr: cited(0x4000_7000),
-            hse_hz: cited(8_000_000),
+            rcc: Some(cited(0x4002_3800)),
+            pwr: Some(cited(0x4000_7000)),
+            hse_hz: Some(cited(8_000_000)),
+            resets: None,
+            clocks: None,
+            xosc: None,
+            pll_sys: None,
+            pll_usb: None,
+            watchdog: None,
+            xosc_hz: None,
+            start: None,
             reset_hz: cited(reset_hz),
             max_hz: cited(168_000_000),
         }
+    }
+
+    fn rp2040(start: ClockStart, reset_hz: u64) -> ClocksFile {
+        ClocksFile {
+            kind: ClockKind::Rp2040,
+            rcc: None,
+            pwr: None,
+            hse_hz: None,
+            resets: Some(cited(0x4000_c000)),
+            clocks: Some(cited(0x4000_8000)),
+            xosc: Some(cited(0x4002_4000)),
+            pll_sys: Some(cited(0x4002_8000)),
+            pll_usb: Some(cited(0x4002_c000)),
+            watchdog: Some(cited(0x4005_8000)),
+            xosc_hz: Some(cited(12_000_000)),
+            start: Some(start),
+            reset_hz: cited(reset_hz),
+            max_hz: cited(133_000_000),
+        }
+    }
+
+    #[test]
+    fn an_rp2040_tree_starts_on_the_rosc_or_where_pico_sdk_leaves_it() {
+        let spec = validate_clocks(rp2040(ClockStart::Reset, 6_500_000), 6_500_000).unwrap();
+        let blocks = spec.rp2.unwrap();
+        assert_eq!((blocks.resets, blocks.xosc_hz), (0x4000_c000, 12_000_000));
+        assert!(validate_clocks(rp2040(ClockStart::PicoSdk, 125_000_000), 125_000_000).is_ok());
+        let (field, message) =
+            validate_clocks(rp2040(ClockStart::Reset, 125_000_000), 125_000_000).unwrap_err();
+        assert_eq!(field, "clocks.reset_hz");
+        assert!(message.contains("6500000 Hz"), "{message}");
+    }
+
+    /// The `[clocks]` table proposed for targets/rp2040.toml (the file's
+    /// own once it has one): the whole target loads with it.
+    const RP2040_CLOCKS: &str = r#"
+[clocks]
+kind = "rp2040"
+start = "pico-sdk"
+resets = { value = 0x4000c000, cite = "RP2040 addressmap.h RESETS_BASE" }
+clocks = { value = 0x40008000, cite = "RP2040 addressmap.h CLOCKS_BASE" }
+xosc = { value = 0x40024000, cite = "RP2040 addressmap.h XOSC_BASE" }
+pll_sys = { value = 0x40028000, cite = "RP2040 addressmap.h PLL_SYS_BASE" }
+pll_usb = { value = 0x4002c000, cite = "RP2040 addressmap.h PLL_USB_BASE" }
+watchdog = { value = 0x40058000, cite = "RP2040 addressmap.h WATCHDOG_BASE" }
+xosc_hz = { value = 12_000_000, cite = "platform_defs.h XOSC_HZ" }
+reset_hz = { value = 125_000_000, cite = "platform_defs.h SYS_CLK_HZ" }
+max_hz = { value = 133_000_000, cite = "RP2040 datasheet 2.18.2" }
+"#;
+
+    #[test]
+    fn the_rp2040_target_loads_with_its_proposed_clock_tree() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets/rp2040.toml");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        // until the table is applied to the file
+        if !text.contains("\n[clocks]") {
+            text += RP2040_CLOCKS;
+        }
+        let target = crate::model::target::Target::parse(&text, &file).unwrap();
+        let clocks = target.clocks.unwrap();
+        assert_eq!(clocks.kind, ClockKind::Rp2040);
+        assert_eq!(clocks.rp2.unwrap().start, ClockStart::PicoSdk);
+        assert_eq!(clocks.reset_hz, 125_000_000);
+    }
+
+    #[test]
+    fn an_rp2040_tree_names_a_missing_misplaced_or_foreign_field() {
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.pll_usb = None;
+        assert_eq!(
+            validate_clocks(f, 6_500_000).unwrap_err().0,
+            "clocks.pll_usb"
+        );
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.xosc = Some(cited(0x4002_5000));
+        assert_eq!(validate_clocks(f, 6_500_000).unwrap_err().0, "clocks.xosc");
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.pll_usb = Some(cited(0x4002_8000));
+        let (field, message) = validate_clocks(f, 6_500_000).unwrap_err();
+        assert_eq!(field, "clocks.pll_usb");
+        assert!(message.contains("clocks.pll_sys"), "{message}");
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.rcc = Some(cited(0x4002_3800));
+        assert_eq!(validate_clocks(f, 6_500_000).unwrap_err().0, "clocks.rcc");
+        let mut f = rp2040(ClockStart::PicoSdk, 125_000_000);
+        f.xosc_hz = Some(cited(16_000_000));
+        assert_eq!(
+            validate_clocks(f, 125_000_000).unwrap_err().0,
+            "clocks.xosc_hz"
+        );
+        let mut f = clocks(16_000_000);
+        f.pwr = None;
+        assert_eq!(validate_clocks(f, 16_000_000).unwrap_err().0, "clocks.pwr");
+        let mut f = clocks(16_000_000);
+        f.start = Some(ClockStart::Reset);
+        assert_eq!(
+            validate_clocks(f, 16_000_000).unwrap_err().0,
+            "clocks.start"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! register, never a silent 0.
 
 pub mod registers;
+pub mod rp2040_clocks;
 pub mod stm32_rcc;
 pub mod uart;
 
