@@ -319,3 +319,67 @@ fn a_byte_written_with_the_cmsdk_transmitter_off_is_lost_with_a_warning() {
         "{w:?}"
     );
 }
+
+/// The RP2040's clock tree (sim-host/src/host/devices/rp2040_clocks.rs)
+/// from where pico-sdk's runtime leaves it (clk_sys 125 MHz on PLL_SYS):
+/// clk_sys to clk_ref (the 12 MHz crystal), PLL_SYS set to 12 x 133 / 6 /
+/// 2 = 133 MHz, clk_sys back on it; UART0 at IBRD 72, FBRD 10.
+///
+/// The PLL locks 100 us after PD and VCOPD clear (the model's assumption):
+/// 1,200 cycles at 12 MHz, plus that section's first fetches through the
+/// XIP cache (at most 4 lines read at 56 cycles each, the report's
+/// figure for a line: 224) and its own few instructions (under 20).
+///
+/// A bit lasts 16 x (72 + 10/64) = 1,154.5 clk_peri cycles (PL011 TRM
+/// 3.3.6; clk_peri = clk_sys here), a frame (start, 8 bits, stop) 11,545;
+/// the FIFO (32) and the shifter take the first 33 bytes at once and the
+/// loop then waits on TXFF and BUSY until the 42nd frame has gone: 42 x
+/// 11,545 = 484,890 cycles, plus the loop's own instructions and its
+/// first fetches (under 800).
+#[test]
+fn the_rp2040s_clock_tree_and_uart0_follow_the_datasheet() {
+    let r = run("rp2040", "rp2040-startup", &[], "full");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "hello from the RP2040's UART0 at 133 MHz\r\nsemihosting: done\n"
+    );
+    let changes = r.report["clock_changes"].as_array().expect("clock changes");
+    let seen: Vec<(u64, u64, &str)> = changes
+        .iter()
+        .map(|c| {
+            let hz = |k: &str| c[k].as_u64().unwrap();
+            (hz("from_hz"), hz("to_hz"), c["source"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (125_000_000, 12_000_000, "clk_ref (XOSC 12 MHz)"),
+            (
+                12_000_000,
+                133_000_000,
+                "PLL_SYS (XOSC 12 MHz / 1 x 133 / 6 / 2)"
+            ),
+        ]
+    );
+    let relock = sample(&r, 1);
+    assert!(
+        (1_200..1_200 + 224 + 20).contains(&relock),
+        "pll_relock took {relock} cycles"
+    );
+    let puts = sample(&r, 2);
+    assert!(
+        (484_890..484_890 + 800).contains(&puts),
+        "uart_puts took {puts} cycles"
+    );
+    // 133e6 x 64 / (16 x (72 x 64 + 10)) = 115,201.4 baud
+    let uarts = r.report["uarts"].as_array().expect("uarts");
+    assert_eq!(
+        uarts,
+        &[Value::from(
+            "UART0: 42 bytes sent at 115201 baud (IBRD 72, FBRD 10)"
+        )]
+    );
+    assert!(warnings(&r).is_empty(), "{:?}", warnings(&r));
+}

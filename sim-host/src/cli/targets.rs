@@ -122,12 +122,13 @@ pub fn run(args: Args) -> Result<()> {
             sim_host::show!("  machine timer: {}", m.describe());
         }
         if let Some(c) = &t.clocks {
+            let crystal = c.rp2.map_or(c.hse_hz, |b| b.xosc_hz);
             sim_host::show!(
-                "  clock tree ({:?}): {} MHz at reset, up to {} MHz as the firmware sets it; HSE crystal {} MHz",
+                "  clock tree ({:?}): {} MHz at the start, up to {} MHz as the firmware sets it; crystal {} MHz",
                 c.kind,
                 c.reset_hz as f64 / 1e6,
                 c.max_hz as f64 / 1e6,
-                c.hse_hz as f64 / 1e6
+                crystal as f64 / 1e6
             );
         }
         for u in &t.uarts {

@@ -414,7 +414,7 @@ impl Report {
         let clock = match self.clock_changes.len() {
             0 => format!("at {} MHz", self.clock_hz as f64 / 1e6),
             n => format!(
-                "from {} MHz at reset through {n} clock change(s)",
+                "from {} MHz at the start through {n} clock change(s)",
                 self.clock_hz as f64 / 1e6
             ),
         };

@@ -109,9 +109,12 @@ impl ClockView for FixedClocks {
 pub fn clock_tree(spec: &crate::model::devices::ClocksSpec) -> Box<dyn ClockTree> {
     use crate::model::devices::ClockKind;
     use stm32_rcc::{Family, Stm32Params, Stm32Rcc};
-    let family = match spec.kind {
-        ClockKind::Stm32f4 => Family::F4,
-        ClockKind::Stm32f7 => Family::F7,
+    let family = match (spec.kind, spec.rp2) {
+        (ClockKind::Rp2040, Some(blocks)) => {
+            return Box::new(rp2040_clocks::Rp2040Clocks::new(blocks));
+        }
+        (ClockKind::Stm32f7, _) => Family::F7,
+        _ => Family::F4,
     };
     Box::new(Stm32Rcc::new(Stm32Params {
         family,
