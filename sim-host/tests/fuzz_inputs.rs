@@ -238,7 +238,11 @@ proptest! {
                     continue;
                 }
             };
-            match sh.handle(request, 1234, &mut mem, &mut Silent) {
+            let now = sim_host::host::devices::Now {
+                cycles: 1234,
+                picos: 1234,
+            };
+            match sh.handle(request, now, &mut mem, &mut Silent) {
                 Ok(_) => {}
                 Err(fault) => prop_assert!(fault.to_string().contains("0x"), "{fault}"),
             }

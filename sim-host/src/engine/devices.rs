@@ -12,21 +12,15 @@
 use super::api::{uc, MachineError};
 use super::mmio::{placed_access, warn_at};
 use super::peripherals;
-use super::state::{stop_with, Uc};
+use super::state::{stop_with, DeviceRun, Uc};
 use super::stop::fault_at;
-use crate::host::devices::{self, ClockTree, ClockView, Device, Effects, FixedClocks, Now};
+use crate::host::devices::{self, ClockView, Device, Effects, FixedClocks, Now};
 use crate::host::semihost::Console;
 use crate::model::clocks::format_hz;
 use crate::model::target::Target;
 use std::ops::Range;
 
 const PAGE: u64 = 0x1000;
-
-/// The blocks of a run.
-pub(super) struct DeviceRun {
-    pub(super) tree: Option<Box<dyn ClockTree>>,
-    pub(super) uarts: Vec<Box<dyn Device>>,
-}
 
 /// Which block answers an address.
 #[derive(Debug, Clone, Copy)]
@@ -234,16 +228,4 @@ fn carry_out(uc: &mut Uc<'_>, fx: Effects, pc: u64) {
     for message in fx.warnings {
         warn_at(uc, pc, message);
     }
-}
-
-/// What the report says of the blocks: each UART's lines.
-pub(super) fn summaries(run: &DeviceRun) -> Vec<String> {
-    run.uarts
-        .iter()
-        .flat_map(|u| {
-            u.summary()
-                .into_iter()
-                .map(|l| format!("{}: {l}", u.name()))
-        })
-        .collect()
 }

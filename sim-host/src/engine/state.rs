@@ -78,7 +78,7 @@ pub(super) struct State {
     pub(super) tasks: TaskTracker,
     /// The board's clock tree and UARTs (`engine::devices`), if its
     /// target file lists any.
-    pub(super) devices: Option<Box<super::devices::DeviceRun>>,
+    pub(super) devices: Option<Box<DeviceRun>>,
     /// The core clock over the run: the target's clock, or what its
     /// clock tree makes it.
     pub(super) core_clock: crate::model::clocks::ClockTimeline,
@@ -95,6 +95,26 @@ pub(super) struct Power {
     /// Cycles spent asleep, and how many sleeps.
     pub(super) sleep_cycles: u64,
     pub(super) sleeps: u64,
+}
+
+/// The board's clock tree and UARTs in a run (`engine::devices`).
+pub(super) struct DeviceRun {
+    pub(super) tree: Option<Box<dyn crate::host::devices::ClockTree>>,
+    pub(super) uarts: Vec<Box<dyn crate::host::devices::Device>>,
+}
+
+impl DeviceRun {
+    /// What the report says of the blocks: each UART's lines.
+    pub(super) fn summaries(&self) -> Vec<String> {
+        self.uarts
+            .iter()
+            .flat_map(|u| {
+                u.summary()
+                    .into_iter()
+                    .map(|l| format!("{}: {l}", u.name()))
+            })
+            .collect()
+    }
 }
 
 /// The accelerator of a run: its description, state, and the lines of

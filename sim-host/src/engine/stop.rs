@@ -228,7 +228,7 @@ pub(super) fn outcome(
         uarts: st
             .devices
             .as_deref()
-            .map(super::devices::summaries)
+            .map(|d| d.summaries())
             .unwrap_or_default(),
     }
 }

@@ -3,7 +3,7 @@
 //! and writable bits, each block's from its manual. An offset not in the
 //! table is refused with the block's name.
 
-use super::Refusal;
+use super::device::Refusal;
 
 /// One register of a block.
 #[derive(Debug, Clone, Copy)]

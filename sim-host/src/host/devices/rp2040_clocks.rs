@@ -64,8 +64,8 @@
 #[cfg(test)]
 mod tests;
 
+use super::device::{ClockTree, ClockView, Device, Effects, Now, Refusal};
 use super::registers::{RegisterFile, RegisterSpec};
-use super::{ClockTree, ClockView, Device, Effects, Now, Refusal};
 use crate::model::clocks::format_hz;
 use crate::model::devices::{ClockStart, Rp2Blocks, RP2040_ROSC_HZ, RP2_BLOCK};
 use std::ops::Range;

@@ -21,8 +21,8 @@
 //! [`PLL_LOCK_PS`] after PLLON once its input runs, the HSI, the
 //! over-drive and the voltage scaling are ready at once.
 
+use super::device::{ClockTree, ClockView, Device, Effects, Now, Refusal};
 use super::registers::{RegisterFile, RegisterSpec};
-use super::{ClockTree, ClockView, Device, Effects, Now, Refusal};
 use crate::model::clocks::format_hz;
 use std::ops::Range;
 
@@ -720,7 +720,7 @@ mod tests {
         r.read(
             RCC + offset,
             at(picos),
-            &super::super::FixedClocks(1),
+            &super::super::device::FixedClocks(1),
             &mut fx,
         )
         .unwrap()
@@ -733,7 +733,7 @@ mod tests {
             value,
             u32::MAX,
             at(picos),
-            &super::super::FixedClocks(1),
+            &super::super::device::FixedClocks(1),
             &mut fx,
         )
         .unwrap();
@@ -818,7 +818,12 @@ mod tests {
         let mut r = f4();
         let mut fx = Effects::default();
         let err = r
-            .read(RCC + 0x88, at(0), &super::super::FixedClocks(1), &mut fx)
+            .read(
+                RCC + 0x88,
+                at(0),
+                &super::super::device::FixedClocks(1),
+                &mut fx,
+            )
             .unwrap_err();
         assert!(err.0.contains("RCC offset 0x088"), "{err:?}");
     }

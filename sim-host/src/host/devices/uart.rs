@@ -12,8 +12,8 @@
 //! warning citing its gate; a byte written while the transmitter is
 //! disabled or full is lost with a warning, as on silicon.
 
+use super::device::{ClockView, Device, Effects, Now, Refusal};
 use super::registers::{RegisterFile, RegisterSpec};
-use super::{ClockView, Device, Effects, Now, Refusal};
 use crate::model::devices::{UartKind, UartSpec};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -258,7 +258,8 @@ impl Device for Uart {
     }
 
     fn blocks(&self) -> Vec<Range<u64>> {
-        vec![self.spec.base..self.spec.base + self.spec.kind.block_bytes()]
+        let block = self.spec.base..self.spec.base + self.spec.kind.block_bytes();
+        std::iter::once(block).collect()
     }
 
     fn read(
@@ -476,7 +477,7 @@ const PL011: &[RegisterSpec] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::FixedClocks;
+    use super::super::device::FixedClocks;
     use super::*;
 
     fn uart(kind: UartKind) -> Box<dyn Device> {
