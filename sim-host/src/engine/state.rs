@@ -183,6 +183,10 @@ pub(super) struct MmioCursor {
     /// Accesses that could not be placed in their block (their counters
     /// are those of the block's end).
     pub(super) unplaced: u64,
+    /// An access placed already (its instruction and the cycle count
+    /// there), whose accesses to its target take its place (a bit-band
+    /// alias word's read-modify-write, `engine::devices`).
+    pub(super) placed: Option<(u64, u64)>,
 }
 
 /// The vendor peripherals of a run and the accesses `--peripherals ignore`
