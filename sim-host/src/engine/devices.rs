@@ -32,7 +32,11 @@ enum Owner {
 /// The run's blocks, when the target lists any.
 pub(super) fn state(target: &Target) -> Option<Box<DeviceRun>> {
     let tree = target.clocks.as_ref().map(devices::clock_tree);
-    let uarts: Vec<Box<dyn Device>> = target.uarts.iter().map(devices::uart::build).collect();
+    // the GPIO ports are answered as the UARTs are (gated, no clock of
+    // their own): one list
+    let uarts: Vec<Box<dyn Device>> = (target.uarts.iter().map(devices::uart::build))
+        .chain(target.gpios.iter().map(devices::stm32_gpio::build))
+        .collect();
     (tree.is_some() || !uarts.is_empty()).then(|| Box::new(DeviceRun { tree, uarts }))
 }
 
@@ -70,8 +74,67 @@ pub(super) fn map(emu: &mut Uc<'static>, target: &Target) -> Result<(), MachineE
             "map the board's modelled blocks",
             emu.mmio_map(page, PAGE, Some(read), Some(write)),
         )?;
+        map_alias(emu, target, page)?;
     }
     Ok(())
+}
+
+/// The bit-band alias of a mapped page, if the target has bit-banding and
+/// the page is in its region: each alias word reads or writes one bit.
+fn map_alias(emu: &mut Uc<'static>, target: &Target, page: u64) -> Result<(), MachineError> {
+    let Some(bb) = target.bit_band.clone() else {
+        return Ok(());
+    };
+    if !(bb.region..bb.region + bb.size).contains(&page) {
+        return Ok(());
+    }
+    let alias = bb.alias_of(page..page + PAGE);
+    let (bb_read, bb_write) = (bb.clone(), bb);
+    let start = alias.start;
+    let read = move |uc: &mut Uc<'_>, offset: u64, _size: usize| -> u64 {
+        let (byte, bit) = bb_read.target_of(start + offset).unwrap_or_default();
+        bit_band(uc, start + offset, byte, bit, None)
+    };
+    let write = move |uc: &mut Uc<'_>, offset: u64, _size: usize, value: u64| {
+        let (byte, bit) = bb_write.target_of(start + offset).unwrap_or_default();
+        bit_band(uc, start + offset, byte, bit, Some(value & 1 != 0));
+    };
+    uc(
+        "map the bit-band alias of the board's modelled blocks",
+        emu.mmio_map(
+            alias.start,
+            alias.end - alias.start,
+            Some(read),
+            Some(write),
+        ),
+    )
+}
+
+/// An access to a bit-band alias word: a read gives bit `bit` of the byte
+/// at `byte`; a write is a read-modify-write of the word holding it (ARM
+/// DDI 0439D, Cortex-M4 TRM, 3.7 "Bit-banding"; RM0090 2.3.3: "writing to
+/// a word in the alias region updates a single bit in the bit-band
+/// region"). Both accesses are placed at the instruction that accessed
+/// the alias word `alias`.
+fn bit_band(uc: &mut Uc<'_>, alias: u64, byte: u64, bit: u8, write: Option<bool>) -> u64 {
+    let (word, shift) = (byte & !3, (byte & 3) * 8 + u64::from(bit));
+    let placed = placed_access(uc, alias);
+    uc.get_data_mut().mmio.placed = Some((placed.pc, placed.cycles));
+    let value = route(uc, word, 4, None);
+    let answer = match write {
+        None => value >> shift & 1,
+        Some(set) => {
+            let new = if set {
+                value | 1 << shift
+            } else {
+                value & !(1 << shift)
+            };
+            route(uc, word, 4, Some(new as u32));
+            0
+        }
+    };
+    uc.get_data_mut().mmio.placed = None;
+    answer
 }
 
 /// One access to a mapped page: its block, FLASH_ACR, or what is beside.

@@ -24,6 +24,9 @@ pub(super) struct PlacedAccess {
 /// The access to `addr` placed at its instruction; an access that cannot
 /// be placed gets the counters of its block's end (and is counted).
 pub(super) fn placed_access(uc: &mut Uc<'_>, addr: u64) -> PlacedAccess {
+    if let Some((pc, cycles)) = uc.get_data().mmio.placed {
+        return PlacedAccess { pc, cycles };
+    }
     match accessing_instruction(uc, addr) {
         Some(pc) => {
             let (cycles, _) = counters_at(uc, pc);

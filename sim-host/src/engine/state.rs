@@ -100,6 +100,7 @@ pub(super) struct Power {
 /// The board's clock tree and UARTs in a run (`engine::devices`).
 pub(super) struct DeviceRun {
     pub(super) tree: Option<Box<dyn crate::host::devices::ClockTree>>,
+    /// The UARTs, then the GPIO ports.
     pub(super) uarts: Vec<Box<dyn crate::host::devices::Device>>,
 }
 
@@ -203,6 +204,10 @@ pub(super) struct MmioCursor {
     /// Accesses that could not be placed in their block (their counters
     /// are those of the block's end).
     pub(super) unplaced: u64,
+    /// An access placed already (its instruction and the cycle count
+    /// there), whose accesses to its target take its place (a bit-band
+    /// alias word's read-modify-write, `engine::devices`).
+    pub(super) placed: Option<(u64, u64)>,
 }
 
 /// The vendor peripherals of a run and the accesses `--peripherals ignore`

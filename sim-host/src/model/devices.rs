@@ -401,6 +401,162 @@ pub fn validate_uarts(files: Vec<UartFile>) -> Result<Vec<UartSpec>, FieldError>
     Ok(out)
 }
 
+/// The GPIO port kinds the host models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpioKind {
+    /// The STM32F4's GPIO port (RM0090 8.4).
+    Stm32f4,
+}
+
+/// A `[[gpio]]` entry as a target file writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpioFile {
+    pub kind: GpioKind,
+    /// "GPIOA" to "GPIOK": the letter picks the port's reset values.
+    pub name: String,
+    pub base: u64,
+    /// What must hold in the clock tree before it is used.
+    #[serde(default)]
+    pub gates: Vec<GateFile>,
+    pub cite: String,
+}
+
+/// A validated `[[gpio]]` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpioSpec {
+    pub kind: GpioKind,
+    pub name: String,
+    pub base: u64,
+    /// The port's letter as a number: 0 for A.
+    pub port: u8,
+    pub gates: Vec<GateFile>,
+}
+
+/// Checks the `[[gpio]]` entries: named GPIOA to GPIOK, cited, bases on
+/// their 1 KiB blocks, distinct, clear of the UARTs.
+pub fn validate_gpios(
+    files: Vec<GpioFile>,
+    uarts: &[UartSpec],
+) -> Result<Vec<GpioSpec>, FieldError> {
+    const BLOCK: u64 = 0x400;
+    let mut out: Vec<GpioSpec> = Vec::new();
+    for (i, g) in files.into_iter().enumerate() {
+        let field = |f: &str| format!("gpio[{i}].{f}");
+        if g.cite.trim().is_empty() || g.gates.iter().any(|g| g.cite.trim().is_empty()) {
+            return Err((
+                field("cite"),
+                "every GPIO port and gate needs a `cite`".into(),
+            ));
+        }
+        let port = match g.name.strip_prefix("GPIO").map(str::as_bytes) {
+            Some(&[letter @ b'A'..=b'K']) => letter - b'A',
+            _ => {
+                return Err((
+                    field("name"),
+                    format!("`{}`: a port is named GPIOA to GPIOK", g.name),
+                ))
+            }
+        };
+        if g.base % BLOCK != 0 {
+            return Err((
+                field("base"),
+                format!("{:#x}: not aligned to its {BLOCK:#x}-byte block", g.base),
+            ));
+        }
+        if g.gates.iter().any(|g| g.bit > 31) {
+            return Err((field("gates"), "a bit is 0 to 31".into()));
+        }
+        if out.iter().any(|o| o.base == g.base || o.name == g.name) {
+            return Err((field("name"), format!("{} listed twice", g.name)));
+        }
+        if let Some(u) = uarts
+            .iter()
+            .find(|u| g.base < u.base + u.kind.block_bytes() && u.base < g.base + BLOCK)
+        {
+            return Err((field("base"), format!("{:#x} overlaps {}", g.base, u.name)));
+        }
+        out.push(GpioSpec {
+            kind: g.kind,
+            name: g.name,
+            base: g.base,
+            port,
+            gates: g.gates,
+        });
+    }
+    Ok(out)
+}
+
+/// `bit_band` as a target file writes it: a peripheral bit-band region
+/// and its alias (ARMv7-M's optional bit-banding, as the Cortex-M3 and
+/// M4 implement it).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BitBandFile {
+    /// The bit-band region's start (the peripherals' 0x4000 0000).
+    pub region: u64,
+    /// Its bytes.
+    pub size: u64,
+    /// The alias region's start: the word at alias + 32 x offset + 4 x bit
+    /// is bit `bit` of the byte at region + offset.
+    pub alias: u64,
+    pub cite: String,
+}
+
+/// A validated `bit_band`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitBandSpec {
+    pub region: u64,
+    pub size: u64,
+    pub alias: u64,
+}
+
+impl BitBandSpec {
+    /// The alias word's (byte address, bit of that byte) for an address
+    /// of the alias region, if it is one.
+    pub fn target_of(&self, addr: u64) -> Option<(u64, u8)> {
+        let offset = addr.checked_sub(self.alias)?;
+        (offset < self.size * 32).then(|| (self.region + offset / 32, (offset % 32 / 4) as u8))
+    }
+
+    /// The alias range of the region's bytes `range`.
+    pub fn alias_of(&self, range: std::ops::Range<u64>) -> std::ops::Range<u64> {
+        let at = |a: u64| self.alias + (a - self.region) * 32;
+        at(range.start)..at(range.end)
+    }
+}
+
+/// Checks `bit_band`: cited, on 4 KiB pages (the engine maps the alias
+/// of each modelled page).
+pub fn validate_bit_band(f: BitBandFile) -> Result<BitBandSpec, FieldError> {
+    const PAGE: u64 = 0x1000;
+    if f.cite.trim().is_empty() {
+        return Err(("bit_band.cite".into(), "needs a `cite`".into()));
+    }
+    if f.region % PAGE != 0 || f.alias % PAGE != 0 || f.size % PAGE != 0 || f.size == 0 {
+        return Err((
+            "bit_band".into(),
+            "region, size and alias are whole 4 KiB pages".into(),
+        ));
+    }
+    let alias_end = f.size.checked_mul(32).and_then(|n| n.checked_add(f.alias));
+    if alias_end.is_none_or(|end| f.alias < f.region + f.size && f.region < end) {
+        return Err((
+            "bit_band.alias".into(),
+            format!(
+                "{:#x}: the alias region overlaps its bit-band region",
+                f.alias
+            ),
+        ));
+    }
+    Ok(BitBandSpec {
+        region: f.region,
+        size: f.size,
+        alias: f.alias,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,5 +706,42 @@ max_hz = { value = 133_000_000, cite = "RP2040 datasheet 2.18.2" }
         };
         let (field, _) = validate_uarts(vec![uart.clone(), uart]).unwrap_err();
         assert_eq!(field, "uart[1].name");
+    }
+
+    #[test]
+    fn a_gpio_port_is_named_by_its_letter() {
+        let gpio = |name: &str| GpioFile {
+            kind: GpioKind::Stm32f4,
+            name: name.into(),
+            base: 0x4002_0400,
+            gates: Vec::new(),
+            cite: "test".into(),
+        };
+        let ports = validate_gpios(vec![gpio("GPIOB")], &[]).unwrap();
+        assert_eq!(ports[0].port, 1);
+        let (field, message) = validate_gpios(vec![gpio("PORTB")], &[]).unwrap_err();
+        assert_eq!(field, "gpio[0].name");
+        assert!(message.contains("GPIOA to GPIOK"), "{message}");
+        let (field, _) = validate_gpios(vec![gpio("GPIOB"), gpio("GPIOB")], &[]).unwrap_err();
+        assert_eq!(field, "gpio[1].name");
+    }
+
+    /// RM0090 2.3.3's example in the peripheral region: bit 2 of the byte
+    /// at 0x4000 0300 is the alias word 0x4200 0000 + 0x300 x 32 + 2 x 4.
+    #[test]
+    fn an_alias_word_names_its_bit() {
+        let bb = validate_bit_band(BitBandFile {
+            region: 0x4000_0000,
+            size: 0x10_0000,
+            alias: 0x4200_0000,
+            cite: "test".into(),
+        })
+        .unwrap();
+        assert_eq!(bb.target_of(0x4200_6008), Some((0x4000_0300, 2)));
+        assert_eq!(bb.target_of(0x4400_0000), None);
+        assert_eq!(
+            bb.alias_of(0x4002_3000..0x4002_4000),
+            0x4246_0000..0x4248_0000
+        );
     }
 }

@@ -541,6 +541,11 @@ pub struct Target {
     /// The UARTs the host answers (`[[uart]]`): their bytes go to the
     /// console.
     pub uarts: Vec<crate::model::devices::UartSpec>,
+    /// The GPIO ports the host answers (`[[gpio]]`).
+    pub gpios: Vec<crate::model::devices::GpioSpec>,
+    /// The peripheral bit-band region and its alias (`bit_band`), if the
+    /// core has one: the engine maps the alias of the modelled blocks.
+    pub bit_band: Option<crate::model::devices::BitBandSpec>,
     /// The file it was loaded from.
     pub file: PathBuf,
 }
@@ -581,6 +586,10 @@ struct TargetFile {
     clocks: Option<crate::model::devices::ClocksFile>,
     #[serde(default)]
     uart: Vec<crate::model::devices::UartFile>,
+    #[serde(default)]
+    gpio: Vec<crate::model::devices::GpioFile>,
+    #[serde(default)]
+    bit_band: Option<crate::model::devices::BitBandFile>,
 }
 
 fn one() -> u32 {
@@ -750,6 +759,11 @@ impl Target {
             .map_err(|(f, m)| invalid(&f, m))?;
         let uarts =
             crate::model::devices::validate_uarts(raw.uart).map_err(|(f, m)| invalid(&f, m))?;
+        let gpios = crate::model::devices::validate_gpios(raw.gpio, &uarts)
+            .map_err(|(f, m)| invalid(&f, m))?;
+        let bit_band = (raw.bit_band.map(crate::model::devices::validate_bit_band))
+            .transpose()
+            .map_err(|(f, m)| invalid(&f, m))?;
         // the flash's wait-state table must cover every clock the part runs at
         let max_hz = clocks.as_ref().map_or(raw.clock_hz, |c| c.max_hz);
         let flash = match raw.flash {
@@ -832,6 +846,8 @@ impl Target {
             xip,
             clocks,
             uarts,
+            gpios,
+            bit_band,
             file: file.to_owned(),
         };
         check_mapped_ranges(&target).map_err(|(f, m)| invalid(&f, m))?;

@@ -14,6 +14,7 @@
 pub mod device;
 pub mod registers;
 pub mod rp2040_clocks;
+pub mod stm32_gpio;
 pub mod stm32_rcc;
 pub mod uart;
 
@@ -40,7 +41,8 @@ pub fn clock_tree(spec: &crate::model::devices::ClocksSpec) -> Box<dyn ClockTree
     }))
 }
 
-/// The 4 KiB pages a target's clock tree and UARTs are in, ascending.
+/// The 4 KiB pages a target's clock tree, UARTs and GPIO ports are in,
+/// ascending.
 pub fn pages(target: &crate::model::target::Target) -> Vec<u64> {
     const PAGE: u64 = 0x1000;
     let mut blocks: Vec<Range<u64>> = target
@@ -54,6 +56,7 @@ pub fn pages(target: &crate::model::target::Target) -> Vec<u64> {
             .iter()
             .map(|u| u.base..u.base + u.kind.block_bytes()),
     );
+    blocks.extend((target.gpios.iter()).map(|g| g.base..g.base + stm32_gpio::BLOCK_BYTES));
     let mut pages: Vec<u64> = blocks
         .iter()
         .flat_map(|b| (b.start / PAGE..b.end.div_ceil(PAGE)).map(|n| n * PAGE))
