@@ -102,6 +102,26 @@ impl Located<'_> {
     }
 }
 
+/// `size` bytes of register `r`'s reset value from byte `from`: the bits
+/// its reset mask leaves undefined read 0, and make the read unknown.
+fn bytes_of(r: &RegisterName, from: u64, size: u64) -> ResetRead {
+    let Some(reset) = r.reset else {
+        return ResetRead {
+            value: 0,
+            known: false,
+        };
+    };
+    let width = 1u64
+        .checked_shl(8 * size as u32)
+        .map_or(u64::MAX, |b| b - 1);
+    let bits = |v: u64| v.checked_shr(8 * from as u32).unwrap_or(0) & width;
+    let (value, mask) = (bits(reset.value), bits(reset.mask));
+    ResetRead {
+        value: value & mask,
+        known: mask == width,
+    }
+}
+
 /// The peripherals of a run: the SVD's first, then the board's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PeripheralMap {
@@ -150,26 +170,32 @@ impl PeripheralMap {
     pub fn reset_read(&self, index: usize, addr: u64, size: usize) -> ResetRead {
         let peripheral = &self.peripherals[index];
         let offset = addr.wrapping_sub(peripheral.start);
+        let size = size.min(8) as u64;
+        let registers = &peripheral.registers;
+        let holding = |at: u64| {
+            registers
+                .iter()
+                .find(|r| (r.offset..r.offset + r.size).contains(&at))
+        };
+        // the common case: one register holds the whole access
+        if let Some(r) = holding(offset).filter(|r| offset + size <= r.offset + r.size) {
+            return bytes_of(r, offset - r.offset, size);
+        }
         let mut read = ResetRead {
             value: 0,
             known: true,
         };
-        for byte in 0..size.min(8) as u64 {
+        for byte in 0..size {
             let at = offset + byte;
-            let register = peripheral
-                .registers
-                .iter()
-                .find(|r| (r.offset..r.offset + r.size).contains(&at));
-            let reset = register.and_then(|r| Some((r, r.reset?)));
-            let Some((register, reset)) = reset else {
-                read.known = false;
-                continue;
-            };
-            let shift = 8 * (at - register.offset);
-            let bits = |v: u64| v.checked_shr(shift as u32).unwrap_or(0) & 0xff;
-            let (value, mask) = (bits(reset.value), bits(reset.mask));
-            read.known &= mask == 0xff;
-            read.value |= (value & mask) << (8 * byte);
+            let part = holding(at).map_or(
+                ResetRead {
+                    value: 0,
+                    known: false,
+                },
+                |r| bytes_of(r, at - r.offset, 1),
+            );
+            read.known &= part.known;
+            read.value |= part.value << (8 * byte);
         }
         read
     }

@@ -12,6 +12,9 @@ use crate::model::decode::register_number;
 use crate::model::target::Arch;
 use std::collections::{HashMap, HashSet};
 
+/// Loads of several registers.
+const SEVERAL: [&str; 3] = ["ldm", "pop", "ldrd"];
+
 /// The loaded value's bits a register holds: its bit `i` is the loaded
 /// value's bit `i + shift`, for the loaded bits in `present`.
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +76,10 @@ pub fn polled_bits(
     at_load: &dyn Fn(u8) -> Option<u64>,
 ) -> Option<u64> {
     let (mnemonic, operands) = insns.get(load)?;
+    // a load of several registers: which one holds the word is not followed
+    if SEVERAL.iter().any(|m| mnemonic.starts_with(m)) {
+        return None;
+    }
     let ops = operands_of(operands);
     let destination = ops.first()?.clone();
     let mut walk = Walk {
@@ -491,5 +498,7 @@ mod tests {
         let outside = ["ldrb r3, [r2]", "tst.w r3, #0x100", "beq #0"];
         assert_eq!(bits(arm, &outside, 0), None);
         assert_eq!(bits(arm, &[], 0), None);
+        let ldm = ["ldm r2, {r3, r4}", "tst.w r3, #0x20000", "beq #0"];
+        assert_eq!(bits(arm, &ldm, 0), None);
     }
 }
