@@ -188,97 +188,31 @@ fn registers_read_their_svd_reset_values_at_every_level() {
     }
 }
 
-/// The MPS2 UART0 of the `board` example with its STATE register's fields
-/// (QEMU's hw/char/cmsdk-apb-uart.c: TXFULL bit 0, RXFULL bit 1, the
-/// overruns bits 2 and 3; STATE resets to 0).
-const UART_SVD: &str = r#"<?xml version="1.0" encoding="utf-8"?>
-<device schemaVersion="1.3">
-  <name>MPS2</name><version>1.0</version><description>t</description>
-  <addressUnitBits>8</addressUnitBits><width>32</width><size>32</size>
-  <resetValue>0</resetValue>
-  <peripherals>
-    <peripheral>
-      <name>UART0</name>
-      <baseAddress>0x40004000</baseAddress>
-      <addressBlock><offset>0</offset><size>0x1000</size><usage>registers</usage></addressBlock>
-      <registers>
-        <register><name>DATA</name><addressOffset>0x0</addressOffset></register>
-        <register>
-          <name>STATE</name><addressOffset>0x4</addressOffset>
-          <fields>
-            <field><name>TXFULL</name><bitOffset>0</bitOffset><bitWidth>1</bitWidth></field>
-            <field><name>RXFULL</name><bitOffset>1</bitOffset><bitWidth>1</bitWidth></field>
-            <field><name>TXOVR</name><bitOffset>2</bitOffset><bitWidth>1</bitWidth></field>
-            <field><name>RXOVR</name><bitOffset>3</bitOffset><bitWidth>1</bitWidth></field>
-          </fields>
-        </register>
-        <register><name>CTRL</name><addressOffset>0x8</addressOffset></register>
-      </registers>
-    </peripheral>
-  </peripherals>
-</device>
-"#;
-
-/// The board example's poll waits for STATE bit 1 (`lsls #30; bpl` on
-/// the M4, `tst r2, r3` with the mask set before the loop on the M0): the
-/// warning names the register, the value it read and the field.
+/// The svdreset example's `wait17` waits for GEN.CR bit 17 with the mask
+/// a constant in the code (GCC: `lsls #14; bpl` on the M4, `tst` with the
+/// mask set before the loop's block on the M0, `slli`/`bgez` or `andi`
+/// on RISC-V): the warning names the register, the value it read (GEN.CR
+/// resets to 0x83) and the field.
 #[test]
 fn a_poll_names_the_register_and_the_field_it_waits_on() {
-    for target in ["cortex-m0", "cortex-m4"] {
+    for target in ["cortex-m0", "cortex-m4", "rv32imac"] {
         let dir = scratch(&format!("svd-poll-{target}"));
-        let svd = dir.join("uart.svd");
-        std::fs::write(&svd, UART_SVD).unwrap();
-        let out = Command::new(sim_host_bin())
-            .args(["run", "--target", target, "--max-cycles", "3000000"])
-            .args(["--peripherals", "ignore", "--svd"])
-            .arg(&svd)
-            .arg(guest(target, "board"))
-            .args(["--", "poll"])
-            .output()
-            .unwrap();
-        let (code, _, err) = text(&out);
+        let svd = dir.join("device.svd");
+        std::fs::write(&svd, device_svd("")).unwrap();
+        let json = dir.join("report.json");
+        let (code, _, err) = text(&run(target, &svd, &json, &["wait17"]));
         assert_eq!(code, Some(122), "{target}: {err}");
         assert!(
-            err.contains("polling UART0.STATE (0x40004004)"),
+            err.contains("polling GEN.CR (0x40100000)"),
             "{target}: {err}"
         );
+        let value = "0x83 each time (its SVD reset value: --peripherals ignore drops writes)";
+        assert!(err.contains(value), "{err}");
         assert!(
-            err.contains("0x0 each time (its SVD reset value: --peripherals ignore drops writes)"),
-            "{err}"
+            err.contains("the loop tests HSERDY (bit 17):"),
+            "{target}: {err}"
         );
-        assert!(err.contains("the loop tests RXFULL (bit 1):"), "{err}");
     }
-}
-
-/// The board example's poll on the RP2350's UART0 (rv32imac) waits for
-/// UARTFR bit 7 (TXFE): with an SVD whose UARTFR resets with it set, the
-/// loop reads it at once and the guest goes on.
-#[test]
-fn a_reset_value_that_satisfies_a_poll_lets_the_guest_go_on() {
-    let dir = scratch("svd-poll-ready");
-    let svd = dir.join("pl011.svd");
-    let pl011 = UART_SVD
-        .replace("0x40004000", "0x40070000")
-        .replace(
-            "<name>STATE</name><addressOffset>0x4</addressOffset>",
-            "<name>UARTFR</name><addressOffset>0x18</addressOffset><resetValue>0x90</resetValue>",
-        )
-        .replace(
-            "<name>TXOVR</name><bitOffset>2</bitOffset>",
-            "<name>TXFE</name><bitOffset>7</bitOffset>",
-        );
-    std::fs::write(&svd, pl011).unwrap();
-    let out = Command::new(sim_host_bin())
-        .args(["run", "--target", "rv32imac", "--max-cycles", "3000000"])
-        .args(["--peripherals", "ignore", "--svd"])
-        .arg(&svd)
-        .arg(guest("rv32imac", "board"))
-        .args(["--", "poll"])
-        .output()
-        .unwrap();
-    let (code, out, err) = text(&out);
-    assert_eq!((code, out.as_str()), (Some(0), "ready\n"), "{err}");
-    assert!(!err.contains("polling"), "{err}");
 }
 
 /// The svdreset example's poll takes its mask from the command line (a

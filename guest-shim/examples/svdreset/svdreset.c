@@ -7,7 +7,8 @@
  * w, h, b: a 32-, 16- or 8-bit read at the address. Each read prints one
  * line "w 0x40100000 0x12345678". Then, if the last argument is
  * "poll:ADDR:MASK", waits for a bit of MASK to be set at ADDR (a register
- * that never changes: a run bounded by --max-cycles).
+ * that never changes: a run bounded by --max-cycles); "wait17" waits for
+ * bit 17 of 0x40100000 with the mask a constant in the code.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdint.h>
@@ -43,6 +44,12 @@ int main(int argc, char **argv)
     int first = argc > 1 && !strchr(argv[1], ':') ? 2 : 1;
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
+        if (!strcmp(arg, "wait17")) {
+            while (!(*(volatile uint32_t *)0x40100000u & (1u << 17)))
+                ;
+            printf("ready\n");
+            continue;
+        }
         if (!strncmp(arg, "poll:", 5)) {
             poll(arg + 5);
             continue;
