@@ -304,12 +304,15 @@ pub struct FlashReport {
     pub stats: crate::model::memsys::FlashStats,
 }
 
-/// The accesses to one peripheral read as 0 (`--peripherals ignore`).
+/// The accesses to one peripheral `--peripherals ignore` answered: reads
+/// (with the SVD's reset value, else 0) and dropped writes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PeripheralAccesses {
     pub name: String,
     pub reads: u64,
     pub writes: u64,
+    /// Reads with a bit no reset value was known for (read as 0).
+    pub reads_without_reset_value: u64,
 }
 
 /// A panic's message, when it carries text.

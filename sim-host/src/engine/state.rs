@@ -1,8 +1,8 @@
 //! The state every hook shares (Unicorn's user data), one sub-structure
 //! per concern, and the engine handle type.
 
+use super::api::ExceptionEvent;
 use super::api::Stop;
-use super::api::{ExceptionEvent, PeripheralAccesses};
 use super::blocks::BlockCache;
 use super::trail::BlockTrail;
 use crate::host::arp_host::{ArpHost, TraceStats};
@@ -215,50 +215,21 @@ pub(super) struct MmioCursor {
 #[derive(Debug, Default)]
 pub(super) struct Peripherals {
     pub(super) map: PeripheralMap,
-    /// `--peripherals ignore`: accesses read 0 and are counted.
+    /// `--peripherals ignore`: accesses answered and counted.
     pub(super) ignored: bool,
-    /// Reads and writes per peripheral of the map.
-    pub(super) counts: Vec<(u64, u64)>,
+    /// Per peripheral of the map.
+    pub(super) counts: Vec<Counts>,
     /// The register read last, how many times in a row, and when.
     pub(super) poll: Poll,
 }
 
-/// Reads of one register in a row, with nothing else ignored in between,
-/// that make a poll.
-const POLL_READS: u64 = 64;
-/// A poll is still going on if its register was read this recently.
-const POLL_RECENT_CYCLES: u64 = 100_000;
-
-impl Peripherals {
-    /// The accesses answered per peripheral (those with any).
-    pub(super) fn accesses(&self) -> Vec<PeripheralAccesses> {
-        self.map
-            .peripherals
-            .iter()
-            .zip(&self.counts)
-            .filter(|(_, (r, w))| r + w > 0)
-            .map(|(m, (reads, writes))| PeripheralAccesses {
-                name: m.name.clone(),
-                reads: *reads,
-                writes: *writes,
-            })
-            .collect()
-    }
-
-    /// What a run ended by a limit at cycle `now` was doing, if it was
-    /// polling a peripheral register read as 0.
-    pub(super) fn polling(&self, now: u64) -> Option<String> {
-        let poll = self.poll;
-        if poll.reads < POLL_READS || now.saturating_sub(poll.at_cycle) > POLL_RECENT_CYCLES {
-            return None;
-        }
-        let name = self.map.find(poll.addr).map(|at| at.name())?;
-        Some(format!(
-            "the guest was polling {name} ({:#010x}): read {} times in a row, 0 each time \
-             (--peripherals ignore): a status bit that never becomes ready",
-            poll.addr, poll.reads
-        ))
-    }
+/// The accesses answered for one peripheral.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Counts {
+    pub(super) reads: u64,
+    pub(super) writes: u64,
+    /// Reads with a bit no reset value was known for.
+    pub(super) unknown: u64,
 }
 
 /// The register a guest may be polling.
@@ -267,6 +238,12 @@ pub(super) struct Poll {
     pub(super) addr: u64,
     pub(super) reads: u64,
     pub(super) at_cycle: u64,
+    /// What the last read returned, and whether all of it was known.
+    pub(super) value: u64,
+    pub(super) known: bool,
+    /// The loaded value's bits the loop tests (from its block, decoded
+    /// once when the reads make a poll), `None` if not recognised.
+    pub(super) tested: Option<u64>,
 }
 
 /// Blocks with instructions the cycle table does not price, and how

@@ -44,7 +44,7 @@ fn parse_immediate(text: &str) -> Option<i64> {
     }
 }
 
-fn register_number(arch: Arch, name: &str) -> Option<u8> {
+pub fn register_number(arch: Arch, name: &str) -> Option<u8> {
     match arch {
         Arch::Arm => match name {
             "sb" => Some(9),

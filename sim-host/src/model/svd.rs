@@ -1,6 +1,9 @@
 //! A CMSIS-SVD file (`--svd FILE`, read with the rust-embedded
 //! `svd-parser` crate, arrays expanded and `derivedFrom` resolved) as the
-//! peripheral ranges and register names of `model::peripherals`.
+//! peripheral ranges, registers, reset values and fields of
+//! `model::peripherals`. Reset values are inherited as CMSIS-SVD says
+//! (`properties`); one wider than its register is refused, naming the
+//! line where the file says so (`prescan`) or else the register.
 //!
 //! Nesting and expanded size are bounded before svd-parser runs
 //! (`prescan`) and before anything is expanded (`expansion`): see
@@ -8,10 +11,11 @@
 
 mod expansion;
 mod prescan;
+mod properties;
 
-use super::peripherals::{MappedPeripheral, RegisterName};
+use super::peripherals::{FieldBits, MappedPeripheral, RegisterName};
 use std::path::Path;
-use svd_parser::svd::{Peripheral, RegisterCluster};
+use svd_parser::svd::{DeriveFrom, Peripheral, RegisterCluster, RegisterProperties};
 
 /// An SVD file that cannot be used, with the parser's account (which
 /// names the element and its line and column).
@@ -22,10 +26,6 @@ pub struct SvdError {
     pub message: String,
 }
 
-/// Registers a peripheral's registers default to when neither the
-/// register nor the peripheral or device says (SVD's own default, 32).
-const DEFAULT_REGISTER_BITS: u32 = 32;
-
 /// The peripherals of the SVD file at `path`.
 pub fn load(path: &Path) -> Result<Vec<MappedPeripheral>, SvdError> {
     let error = |message: String| SvdError {
@@ -35,14 +35,16 @@ pub fn load(path: &Path) -> Result<Vec<MappedPeripheral>, SvdError> {
     let xml = arpsim::input::read_to_string(path, crate::model::limits::MAX_SVD_BYTES)
         .map_err(|e| error(e.to_string()))?;
     prescan::check(&xml).map_err(error)?;
-    // expanded here, once the expansion is known to be bounded
+    // expanded here, once the expansion is known to be bounded, and the
+    // properties inherited here too (`properties`)
     let config = svd_parser::Config::default()
         .expand(false)
-        .expand_properties(true)
+        .expand_properties(false)
         .ignore_enums(true);
-    let device =
+    let mut device =
         svd_parser::parse_with_config(&xml, &config).map_err(|e| error(format!("{e:#}")))?;
     drop(xml);
+    properties::apply_cluster_defaults(&mut device);
     let device = expansion::expand(device).map_err(error)?;
     let source = path.file_name().map_or_else(
         || path.display().to_string(),
@@ -51,18 +53,30 @@ pub fn load(path: &Path) -> Result<Vec<MappedPeripheral>, SvdError> {
     let peripherals: Vec<MappedPeripheral> = device
         .peripherals
         .iter()
-        .map(|p| mapped(p, &source))
-        .collect();
+        .map(|p| mapped(p, &source, &device.default_register_properties))
+        .collect::<Result<_, _>>()
+        .map_err(error)?;
     if peripherals.is_empty() {
         return Err(error("the device lists no peripheral".into()));
     }
     Ok(peripherals)
 }
 
-fn mapped(p: &Peripheral, source: &str) -> MappedPeripheral {
+/// Peripheral `p` (expanded) with its registers, the properties of `p`
+/// and of the device (`device`) inherited.
+fn mapped(
+    p: &Peripheral,
+    source: &str,
+    device: &RegisterProperties,
+) -> Result<MappedPeripheral, String> {
     let mut registers = Vec::new();
+    let inherited = p.default_register_properties.derive_from(device);
     if let Some(list) = &p.registers {
-        walk(list, 0, "", &mut registers);
+        let place = Place {
+            peripheral: &p.name,
+            inherited: &inherited,
+        };
+        walk(list, 0, "", &place, &mut registers)?;
     }
     registers.sort_by_key(|r| r.offset);
     let start = p.base_address;
@@ -73,38 +87,59 @@ fn mapped(p: &Peripheral, source: &str) -> MappedPeripheral {
         .max();
     let register_end = registers.iter().map(|r| r.offset + r.size).max();
     let size = block_end.or(register_end).unwrap_or(4).max(1);
-    MappedPeripheral {
+    Ok(MappedPeripheral {
         name: p.name.clone(),
         start,
         end: start.saturating_add(size).min(1 << 32),
         source: source.to_owned(),
         registers,
-    }
+    })
+}
+
+/// The peripheral a walk is in and the properties its registers inherit.
+struct Place<'a> {
+    peripheral: &'a str,
+    inherited: &'a RegisterProperties,
 }
 
 /// The registers of `list` at `base` within their peripheral, clusters
 /// flattened (`CLUSTER.REG` names).
-fn walk(list: &[RegisterCluster], base: u64, prefix: &str, out: &mut Vec<RegisterName>) {
+fn walk(
+    list: &[RegisterCluster],
+    base: u64,
+    prefix: &str,
+    place: &Place<'_>,
+    out: &mut Vec<RegisterName>,
+) -> Result<(), String> {
     for item in list {
         match item {
             RegisterCluster::Register(r) => {
-                let bits = r.properties.size.unwrap_or(DEFAULT_REGISTER_BITS);
+                let name = format!("{prefix}{}", r.name);
+                let (bits, reset) = properties::reset_of(&r.properties, place.inherited)
+                    .map_err(|e| format!("register `{}.{name}`: {e}", place.peripheral))?;
                 out.push(RegisterName {
                     offset: base + u64::from(r.address_offset),
                     size: u64::from(bits.div_ceil(8)).max(1),
-                    name: format!("{prefix}{}", r.name),
+                    name,
+                    reset,
+                    fields: r.fields().map(field_bits).collect(),
                 });
             }
             RegisterCluster::Cluster(c) => {
                 let prefix = format!("{prefix}{}.", c.name);
-                walk(
-                    &c.children,
-                    base + u64::from(c.address_offset),
-                    &prefix,
-                    out,
-                );
+                let base = base + u64::from(c.address_offset);
+                walk(&c.children, base, &prefix, place, out)?;
             }
         }
+    }
+    Ok(())
+}
+
+fn field_bits(f: &svd_parser::svd::Field) -> FieldBits {
+    FieldBits {
+        name: f.name.clone(),
+        lsb: f.bit_range.offset,
+        width: f.bit_range.width,
     }
 }
 
@@ -174,7 +209,9 @@ mod tests {
             .expand_properties(true)
             .ignore_enums(true);
         let device = svd_parser::parse_with_config(text, &config).unwrap();
-        device.peripherals.iter().map(|p| mapped(p, "x")).collect()
+        let default = device.default_register_properties;
+        let mapped = |p| mapped(p, "x", &default).unwrap();
+        device.peripherals.iter().map(mapped).collect()
     }
 
     /// Each peripheral's range and registers, one line each.
@@ -242,5 +279,87 @@ mod tests {
         assert!(e.contains("UART0"), "{e}");
         let e = load_text("<device>").unwrap_err().to_string();
         assert!(e.contains("board.svd:"), "{e}");
+    }
+
+    /// The reset value each register of `p` reads, by name.
+    fn resets(p: &MappedPeripheral) -> Vec<(&str, Option<u64>)> {
+        p.registers
+            .iter()
+            .map(|r| (r.name.as_str(), r.reset.map(|v| v.value & v.mask)))
+            .collect()
+    }
+
+    #[test]
+    fn reset_values_are_inherited_register_cluster_peripheral_device() {
+        let text = SVD
+            .replace(
+                "<size>32</size>",
+                "<size>32</size><resetValue>0x11</resetValue><resetMask>0xff</resetMask>",
+            )
+            .replace(
+                "<name>DATA</name><addressOffset>0x0</addressOffset>",
+                "<name>DATA</name><addressOffset>0x0</addressOffset><resetValue>0x1234</resetValue>",
+            )
+            .replace(
+                "<name>DMA</name>",
+                "<name>DMA</name><resetValue>0x22</resetValue>",
+            )
+            .replace(
+                "<name>UART1</name>",
+                "<name>UART1</name><resetValue>0x33</resetValue>",
+            );
+        let ps = load_text(&text).unwrap();
+        // DATA's own value, its mask the device's (0xff); STATE the
+        // device's; the cluster's for DMA_CTRL
+        assert_eq!(
+            resets(&ps[0]),
+            [
+                ("DATA", Some(0x34)),
+                ("STATE", Some(0x11)),
+                ("DMA_CTRL", Some(0x22))
+            ]
+        );
+        // UART1 derives UART0: its own peripheral-level value over the
+        // device's, the registers' and clusters' own kept
+        assert_eq!(
+            resets(&ps[1]),
+            [
+                ("DATA", Some(0x34)),
+                ("STATE", Some(0x33)),
+                ("DMA_CTRL", Some(0x22))
+            ]
+        );
+        // nothing anywhere: no reset value
+        let ps = load_text(SVD).unwrap();
+        assert!(ps[0].registers.iter().all(|r| r.reset.is_none()));
+    }
+
+    #[test]
+    fn fields_are_kept_with_derived_registers() {
+        let text = SVD.replace(
+            "<register><name>STATE</name><addressOffset>0x4</addressOffset></register>",
+            "<register><name>STATE</name><addressOffset>0x4</addressOffset><fields>\
+             <field><name>RDY</name><bitOffset>17</bitOffset><bitWidth>1</bitWidth></field>\
+             <field><dim>2</dim><dimIncrement>2</dimIncrement><name>M%s</name>\
+             <bitRange>[5:4]</bitRange></field>\
+             <field derivedFrom=\"RDY\"><name>COPY</name><bitOffset>9</bitOffset>\
+             <bitWidth>3</bitWidth></field></fields></register>",
+        );
+        let ps = load_text(&text).unwrap();
+        for p in &ps {
+            let state = p.registers.iter().find(|r| r.name == "STATE").unwrap();
+            let fields: Vec<String> = state.fields.iter().map(|f| f.describe()).collect();
+            assert_eq!(
+                fields,
+                [
+                    "RDY (bit 17)",
+                    "M0 (bits 4-5)",
+                    "M1 (bits 6-7)",
+                    "COPY (bits 9-11)"
+                ],
+                "{}",
+                p.name
+            );
+        }
     }
 }

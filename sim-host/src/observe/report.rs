@@ -37,7 +37,8 @@
 //!   "prediction": null | { "parallel_cycles": integer, "sequential_cycles": integer|null,
 //!                          "parallel_section_cycles": integer|null, "speedup": number|null,
 //!                          "measured_cycles": integer|null, "difference_percent": number|null },
-//!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer } ],
+//!   "peripherals"?: [ { "name": string, "reads": integer, "writes": integer,
+//!                       "reads_without_reset_value": integer } ],
 //!   "flash"?: { "region": string, "control": integer, "required_wait_states": integer,
 //!               "fetch_stall": integer, "data_stall": integer, "icache_hits": integer,
 //!               "icache_misses": integer, "prefetched": integer, "dcache_hits": integer,
@@ -506,12 +507,15 @@ impl Report {
         if self.peripherals.is_empty() {
             return out;
         }
-        out.push_str("peripheral accesses read as 0 or dropped (--peripherals ignore):\n");
+        out.push_str(
+            "peripheral accesses (--peripherals ignore: a read returns the SVD's reset value, \
+             0 where none is known; writes are dropped):\n",
+        );
         for p in &self.peripherals {
             let _ = writeln!(
                 out,
-                "  {:<24} {:>10} reads {:>10} writes",
-                p.name, p.reads, p.writes
+                "  {:<24} {:>10} reads {:>10} writes {:>10} without a reset value",
+                p.name, p.reads, p.writes, p.reads_without_reset_value
             );
         }
         out

@@ -9,8 +9,10 @@
 //! walked as svd-parser's `expand` walks it, with its own index and
 //! derivation functions, counting instead of building: every chain is
 //! followed with the paths it visited (a loop is refused), and the count
-//! stops at the cap. Fields are dropped first: sim-host names registers,
-//! never fields, and a field's copies are then never made.
+//! stops at the cap, fields counted with their registers (the poll
+//! warning names them). A field's own `derivedFrom` is dropped first: it
+//! would only copy a description and enumerated values, which sim-host
+//! does not read, and a field chain could loop as the others do.
 
 use crate::model::limits::MAX_SVD_ELEMENTS;
 use std::collections::HashSet;
@@ -23,7 +25,7 @@ use svd_parser::svd::{Cluster, Device, MaybeArray, Peripheral, Register, Registe
 pub(super) fn expand(mut device: Device) -> Result<Device, String> {
     for p in &mut device.peripherals {
         if let Some(list) = p.registers.as_mut() {
-            drop_fields(list);
+            drop_field_derivations(list);
         }
     }
     // the index lists every array element by name: bounded first
@@ -31,7 +33,7 @@ pub(super) fn expand(mut device: Device) -> Result<Device, String> {
     let cap = MAX_SVD_ELEMENTS as u64;
     if plain > cap {
         return Err(format!(
-            "{plain} peripherals, clusters and registers once the arrays are expanded: at \
+            "{plain} peripherals, clusters, registers and fields once the arrays are expanded: at \
              most {cap} per file (MAX_SVD_ELEMENTS)"
         ));
     }
@@ -43,11 +45,15 @@ pub(super) fn expand(mut device: Device) -> Result<Device, String> {
     svd_parser::expand::expand(&device).map_err(|e| format!("{e:#}"))
 }
 
-fn drop_fields(list: &mut [RegisterCluster]) {
+fn drop_field_derivations(list: &mut [RegisterCluster]) {
     for item in list {
         match item {
-            RegisterCluster::Register(r) => r.fields = None,
-            RegisterCluster::Cluster(c) => drop_fields(&mut c.children),
+            RegisterCluster::Register(r) => {
+                for f in r.fields_mut() {
+                    f.derived_from = None;
+                }
+            }
+            RegisterCluster::Cluster(c) => drop_field_derivations(&mut c.children),
         }
     }
 }
@@ -59,6 +65,12 @@ fn copies<T>(item: &MaybeArray<T>) -> u64 {
     }
 }
 
+/// A register's copies, each with its fields (their arrays expanded).
+fn with_fields(r: &Register) -> u64 {
+    let fields = r.fields().map(copies).fold(0, u64::saturating_add);
+    copies(r).saturating_mul(1 + fields)
+}
+
 /// Elements of `p` with arrays expanded, derivations not followed.
 fn plain_count(p: &Peripheral) -> u64 {
     let inside = p.registers.as_deref().map_or(0, plain_list);
@@ -68,7 +80,7 @@ fn plain_count(p: &Peripheral) -> u64 {
 fn plain_list(list: &[RegisterCluster]) -> u64 {
     list.iter()
         .map(|item| match item {
-            RegisterCluster::Register(r) => copies(r),
+            RegisterCluster::Register(r) => with_fields(r),
             RegisterCluster::Cluster(c) => copies(c).saturating_mul(1 + plain_list(&c.children)),
         })
         .fold(0, u64::saturating_add)
@@ -159,13 +171,13 @@ impl Counter<'_> {
 
     fn register(&mut self, r: &Register, path: &BlockPath) -> Result<u64, String> {
         let Some(from) = &r.derived_from else {
-            return Ok(copies(r));
+            return Ok(with_fields(r));
         };
         self.register_chain(&r.name, from, path)?;
         let mut copy = r.clone();
         copy.derived_from = None;
         derive_register(&mut copy, from, path, &self.index).map_err(|e| format!("{e:#}"))?;
-        Ok(copies(&copy))
+        Ok(with_fields(&copy))
     }
 
     /// The peripherals `derive_peripheral` visits from `name`: a loop is

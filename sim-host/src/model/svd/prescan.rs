@@ -6,6 +6,12 @@
 //! while it parses) are expanded, nested ones multiplied. The count is
 //! taken where an element ends, so `<dim>` may come anywhere inside it.
 //! `derivedFrom` copies are counted after parsing (`super::expansion`).
+//!
+//! The same pass checks that each register's reset value fits its size,
+//! both inherited as CMSIS-SVD says (the register's own, else the nearest
+//! cluster's, peripheral's or device's), so that a refusal names the
+//! line; registers under a `derivedFrom` inherit from elsewhere and are
+//! checked after the expansion (`super::properties`).
 
 use crate::model::limits::{MAX_SVD_DEPTH, MAX_SVD_ELEMENTS};
 use quick_xml::events::Event;
@@ -15,6 +21,19 @@ use quick_xml::Reader;
 const COUNTED: [&[u8]; 4] = [b"peripheral", b"cluster", b"register", b"field"];
 /// The children of a counted element read here.
 const READ: [&[u8]; 3] = [b"dim", b"dimIndex", b"name"];
+/// The elements whose register properties registers inherit.
+const HOLDS_PROPERTIES: [&[u8]; 4] = [b"device", b"peripheral", b"cluster", b"register"];
+/// The register properties read here.
+const PROPERTIES: [&[u8]; 2] = [b"size", b"resetValue"];
+
+/// An element's own register properties: each a number and its line.
+#[derive(Default)]
+struct Properties {
+    size: Option<(u64, u64)>,
+    reset: Option<(u64, u64)>,
+    /// It has a `derivedFrom` (and inherits from its base).
+    derived: bool,
+}
 
 /// One open element.
 #[derive(Default)]
@@ -30,6 +49,8 @@ struct Frame {
     name: Option<String>,
     /// Elements inside it, their own arrays expanded.
     inside: u64,
+    /// For an element registers inherit properties from: its own.
+    properties: Option<Properties>,
 }
 
 impl Frame {
@@ -87,11 +108,14 @@ pub(super) fn check(xml: &str) -> Result<(), String> {
         match event {
             Event::Start(e) => {
                 let line = lines.of(start);
-                stack.push(open(e.local_name().as_ref(), line, &stack)?);
+                let mut frame = open(e.local_name().as_ref(), line, &stack)?;
+                note_derived(&mut frame, &e);
+                stack.push(frame);
             }
             Event::Empty(e) => {
                 let line = lines.of(start);
-                let frame = open(e.local_name().as_ref(), line, &stack)?;
+                let mut frame = open(e.local_name().as_ref(), line, &stack)?;
+                note_derived(&mut frame, &e);
                 close(&mut stack, frame)?;
             }
             Event::Text(t) => keep_text(&mut stack, &String::from_utf8_lossy(&t)),
@@ -127,11 +151,23 @@ fn open(tag: &[u8], line: u64, stack: &[Frame]) -> Result<Frame, String> {
     }
     Ok(Frame {
         counted: COUNTED.contains(&tag),
-        text: READ.contains(&tag).then(String::new),
+        text: (READ.contains(&tag) || PROPERTIES.contains(&tag)).then(String::new),
+        properties: HOLDS_PROPERTIES.contains(&tag).then(Properties::default),
         tag: tag_text,
         line,
         ..Frame::default()
     })
+}
+
+/// Marks an element with a `derivedFrom` attribute.
+fn note_derived(frame: &mut Frame, e: &quick_xml::events::BytesStart<'_>) {
+    let derived = e
+        .attributes()
+        .flatten()
+        .any(|a| a.key.local_name().as_ref() == b"derivedFrom");
+    if let Some(p) = frame.properties.as_mut() {
+        p.derived = derived;
+    }
 }
 
 fn keep_text(stack: &mut [Frame], text: &str) {
@@ -145,16 +181,28 @@ fn keep_text(stack: &mut [Frame], text: &str) {
 
 /// Ends `frame`: what it read goes to its parent, and its expanded count.
 fn close(stack: &mut [Frame], frame: Frame) -> Result<(), String> {
+    if frame.tag == "register" {
+        check_reset_width(&frame, stack)?;
+    }
     let Some(parent) = stack.last_mut() else {
         return Ok(());
     };
+    if let (Some(props), Some(text)) = (parent.properties.as_mut(), &frame.text) {
+        let value = number(text.trim()).map(|v| (v, frame.line));
+        match frame.tag.as_str() {
+            "size" => props.size = value,
+            "resetValue" => props.reset = value,
+            _ => {}
+        }
+    }
     if parent.counted {
         if let Some(text) = &frame.text {
             let text = text.trim();
             match frame.tag.as_str() {
                 "dim" => parent.dim = number(text).unwrap_or(1),
                 "dimIndex" => parent.indexes = index_count(text),
-                _ => parent.name = Some(text.to_owned()),
+                "name" => parent.name = Some(text.to_owned()),
+                _ => {}
             }
         }
     }
@@ -189,6 +237,46 @@ fn close(stack: &mut [Frame], frame: Frame) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Refuses register `frame` (inside `stack`) if its reset value, its own
+/// or inherited, is wider than its size, its own or inherited.
+fn check_reset_width(frame: &Frame, stack: &[Frame]) -> Result<(), String> {
+    let chain = || {
+        std::iter::once(frame)
+            .chain(stack.iter().rev())
+            .filter_map(|f| f.properties.as_ref().map(|p| (f, p)))
+    };
+    // the element a register inherits from is elsewhere
+    if chain().any(|(f, p)| p.derived && f.tag != "device") {
+        return Ok(());
+    }
+    let Some((value, value_line)) = chain().find_map(|(_, p)| p.reset) else {
+        return Ok(());
+    };
+    let size = chain().find_map(|(_, p)| p.size);
+    let bits = size.map_or(32, |(bits, _)| bits);
+    let fits = bits >= 64 || value >> bits == 0;
+    if fits {
+        return Ok(());
+    }
+    let size_where = match size {
+        Some((_, line)) => format!("the <size> of line {line}"),
+        None => "SVD's default size".into(),
+    };
+    let peripheral = stack
+        .iter()
+        .rev()
+        .find(|f| f.tag == "peripheral")
+        .and_then(|f| f.name.as_deref())
+        .map(|p| format!(" of peripheral `{p}`"))
+        .unwrap_or_default();
+    Err(format!(
+        "line {value_line}: <resetValue> {value:#x} of register `{}` (line {}){peripheral} is \
+         wider than its size, {bits} bits ({size_where})",
+        frame.name.as_deref().unwrap_or("?"),
+        frame.line
+    ))
 }
 
 /// A number as svd-parser reads one (decimal, `0x` hex, `0b` or `#`
