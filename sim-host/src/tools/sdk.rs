@@ -71,6 +71,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../guest-shim/ld/rp2040.ld"),
     ),
     (
+        "ld/rp2350.ld",
+        include_str!("../../../guest-shim/ld/rp2350.ld"),
+    ),
+    (
         "ld/stm32f407.ld",
         include_str!("../../../guest-shim/ld/stm32f407.ld"),
     ),
