@@ -10,6 +10,7 @@
 //!
 //! ```text
 //! include/atomium_rp.h, include/simthread.h
+//! include/arp_memory.h             ARP_ITCM_CODE, ARP_DTCM_DATA, ARP_CCM_DATA
 //! include/sim_host_plugin.h        the callback plugins' C interface (`run --plugin`)
 //! src/arp_stubs.c, src/simthread_stubs.c
 //! ld/<map>.ld                      one per memory map
@@ -48,6 +49,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
     (
         "include/simthread.h",
         include_str!("../../../guest-shim/include/simthread.h"),
+    ),
+    (
+        "include/arp_memory.h",
+        include_str!("../../../guest-shim/include/arp_memory.h"),
     ),
     (
         "include/sim_host_plugin.h",
