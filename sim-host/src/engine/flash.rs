@@ -11,6 +11,7 @@
 use super::api::{uc, MachineError};
 use super::peripherals;
 use super::state::{FlashModel, Uc};
+use crate::image::elf::GuestImage;
 use crate::model::memsys::FlashState;
 use crate::model::target::Target;
 
@@ -43,6 +44,37 @@ pub(super) fn map(emu: &mut Uc<'static>) -> Result<(), MachineError> {
         "map the flash interface registers",
         emu.mmio_map(page, PAGE, Some(read), Some(write)),
     )?;
+    Ok(())
+}
+
+/// The F7's flash seen through two interfaces (`FlashSpec::mirror`): a
+/// segment loaded in either region is copied into the other, so the same
+/// bytes are at both addresses (both regions are read only: the copies
+/// never differ).
+pub(super) fn load_mirror(emu: &mut Uc<'static>, image: &GuestImage) -> Result<(), MachineError> {
+    let Some(spec) = emu.get_data().flash.as_ref().map(|f| f.spec.clone()) else {
+        return Ok(());
+    };
+    let Some((_, mirror)) = spec.mirror else {
+        return Ok(());
+    };
+    let size = spec.end - spec.start;
+    for seg in &image.segments {
+        let target = if spec.contains(seg.load_addr) {
+            mirror + (seg.load_addr - spec.start)
+        } else if (mirror..mirror + size).contains(&seg.load_addr) {
+            spec.start + (seg.load_addr - mirror)
+        } else {
+            continue;
+        };
+        uc(
+            &format!(
+                "copy segment {} into the flash's other view at {target:#x}",
+                seg.index
+            ),
+            emu.mem_write(target, &seg.data),
+        )?;
+    }
     Ok(())
 }
 

@@ -352,6 +352,7 @@ pub(super) fn create_engine(
         )?;
     }
     super::xip::load_aliases(&mut emu, image)?;
+    super::flash::load_mirror(&mut emu, image)?;
     Ok(emu)
 }
 
