@@ -27,6 +27,8 @@ const TARGETS: &[&str] = &[
     "rp2040",
     // the RP2350's XIP cache on the RISC-V side (QMI transfers, chaining)
     "rp2350",
+    // the same cache on the RP2350's Arm side (Cortex-M33)
+    "rp2350-arm",
     "rv32imac",
     "sifive-e31",
     // a flash accelerator: its blocks keep the hook for their fetch stalls

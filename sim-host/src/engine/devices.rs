@@ -264,8 +264,8 @@ fn flash_at_new_clock(uc: &mut Uc<'_>, hz: u64, pc: u64) {
     let Some(flash) = st.flash.as_mut() else {
         return;
     };
-    let table = &flash.spec.wait_state_table;
-    let Ok(required) = crate::model::memsys::required_wait_states(table, hz) else {
+    let (table, mask) = (&flash.spec.wait_state_table, flash.spec.kind.latency_mask());
+    let Ok(required) = crate::model::memsys::required_wait_states(table, hz, mask) else {
         // above the table: the clock tree has warned of the clock itself
         return;
     };

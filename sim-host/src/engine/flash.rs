@@ -8,8 +8,10 @@
 //! A target without `[flash]` maps nothing, hooks nothing and prices no
 //! block with the flag: it runs as before.
 
+use super::api::{uc, MachineError};
 use super::peripherals;
 use super::state::{FlashModel, Uc};
+use crate::image::elf::GuestImage;
 use crate::model::memsys::FlashState;
 use crate::model::target::Target;
 
@@ -21,6 +23,37 @@ pub(super) fn state(target: &Target) -> Option<Box<FlashModel>> {
         spec,
         blocks: rustc_hash::FxHashMap::default(),
     }))
+}
+
+/// The F7's flash seen through two interfaces (`FlashSpec::mirror`): a
+/// segment loaded in either region is copied into the other, so the same
+/// bytes are at both addresses (both regions are read only: the copies
+/// never differ).
+pub(super) fn load_mirror(emu: &mut Uc<'static>, image: &GuestImage) -> Result<(), MachineError> {
+    let Some(spec) = emu.get_data().flash.as_ref().map(|f| f.spec.clone()) else {
+        return Ok(());
+    };
+    let Some((_, mirror)) = spec.mirror else {
+        return Ok(());
+    };
+    let size = spec.end - spec.start;
+    for seg in &image.segments {
+        let target = if spec.contains(seg.load_addr) {
+            mirror + (seg.load_addr - spec.start)
+        } else if (mirror..mirror + size).contains(&seg.load_addr) {
+            spec.start + (seg.load_addr - mirror)
+        } else {
+            continue;
+        };
+        uc(
+            &format!(
+                "copy segment {} into the flash's other view at {target:#x}",
+                seg.index
+            ),
+            emu.mem_write(target, &seg.data),
+        )?;
+    }
+    Ok(())
 }
 
 /// One access to FLASH_ACR's page: the register itself, 32-bit.

@@ -30,7 +30,8 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
     if !cost.unpriced.is_empty() {
         unpriced_block(uc, addr, &code, &cost.unpriced);
     }
-    // not `||`: every model notes its blocks (a target has at most one)
+    // not `||`: every model notes its blocks (on stm32f746 the ART and the
+    // L1 caches, each on ranges of its own)
     let memory = note_flash_block(uc, addr, &insns)
         | super::l1cache::note_block(uc, addr, &insns)
         | note_xip_block(uc, addr, &insns);

@@ -354,6 +354,7 @@ pub(super) fn create_engine(
         )?;
     }
     super::xip::load_aliases(&mut emu, image)?;
+    super::flash::load_mirror(&mut emu, image)?;
     Ok(emu)
 }
 

@@ -36,6 +36,21 @@
 //! prefetch already in flight, and D-Code priority over I-Code when both
 //! read the flash in the same cycle.
 //!
+//! The kind `stm32f7-art` (RM0385 Rev 8, 3.3, the STM32F74xxx/75xxx) is
+//! the same machinery with the F7's differences, each as the target file
+//! cites it:
+//! - it accelerates the flash as the ITCM interface sees it (0x00200000),
+//!   a region of its own holding the same bytes as the AXIM view
+//!   (`mirror`); fetches through AXIM are the L1 caches' (`model::l1cache`);
+//! - lines of 256 bits; FLASH_ACR.LATENCY is bits 3:0 (RM0385 3.7.1:
+//!   LATENCY 3:0, PRFTEN 8, ARTEN 9, ARTRST 11), so up to 15 wait states;
+//! - one cache, the ART (ARTEN, bit 9 as the F4's ICEN; ARTRST, bit 11 as
+//!   ICRST, empties it while ARTEN is clear), of `icache_lines` lines, for
+//!   instructions and for data read through the ITCM interface alike: a
+//!   data read looks its line up there and fills it on a miss (the model's
+//!   reading: no separate data cache on the F7);
+//! - prefetch (PRFTEN) as on the F4.
+//!
 //! The state is plain data and every step is a function of it and the
 //! block executed: identical runs give identical counts.
 
@@ -50,6 +65,40 @@ pub const ACR_ICRST: u32 = 1 << 11;
 pub const ACR_DCRST: u32 = 1 << 12;
 /// The bits FLASH_ACR holds; the others read 0.
 pub const ACR_BITS: u32 = ACR_LATENCY | ACR_PRFTEN | ACR_ICEN | ACR_DCEN | ACR_ICRST | ACR_DCRST;
+
+/// The STM32F7's FLASH_ACR (RM0385 3.7.1): LATENCY is bits 3:0, ARTEN and
+/// ARTRST sit where the F4 has ICEN and ICRST, there is no DCEN or DCRST.
+pub const F7_ACR_LATENCY: u32 = 0xF;
+pub const F7_ACR_ARTEN: u32 = ACR_ICEN;
+pub const F7_ACR_ARTRST: u32 = ACR_ICRST;
+pub const F7_ACR_BITS: u32 = F7_ACR_LATENCY | ACR_PRFTEN | F7_ACR_ARTEN | F7_ACR_ARTRST;
+
+/// Which accelerator a `[flash]` table describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashKind {
+    /// `stm32f4-art`: RM0090 3.5, an instruction and a data cache.
+    Stm32f4Art,
+    /// `stm32f7-art`: RM0385 3.3, one ART cache on the ITCM interface.
+    Stm32f7Art,
+}
+
+impl FlashKind {
+    /// FLASH_ACR's LATENCY field.
+    pub fn latency_mask(self) -> u32 {
+        match self {
+            FlashKind::Stm32f4Art => ACR_LATENCY,
+            FlashKind::Stm32f7Art => F7_ACR_LATENCY,
+        }
+    }
+
+    /// The bits FLASH_ACR holds.
+    pub fn acr_bits(self) -> u32 {
+        match self {
+            FlashKind::Stm32f4Art => ACR_BITS,
+            FlashKind::Stm32f7Art => F7_ACR_BITS,
+        }
+    }
+}
 
 /// The most lines a cache of the model may have: far beyond the ART's 64,
 /// small enough for the model's linear search.
@@ -76,14 +125,19 @@ pub struct WaitStateTable {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlashFile {
-    /// The accelerator's kind: `stm32f4-art` (the only one so far).
+    /// The accelerator's kind: `stm32f4-art` or `stm32f7-art`.
     pub kind: String,
     /// The memory region it reads.
     pub region: String,
+    /// `stm32f7-art`: the region holding the same bytes (the AXIM view of
+    /// the flash the ITCM interface's `region` reads).
+    pub mirror: Option<String>,
     pub line_bytes: Cited,
     pub wait_states: WaitStateTable,
+    /// `stm32f7-art`: the ART's lines (instructions and data).
     pub icache_lines: Cited,
-    pub dcache_lines: Cited,
+    /// `stm32f4-art` only (the F7 has one cache).
+    pub dcache_lines: Option<Cited>,
     /// FLASH_ACR's address.
     pub control: Cited,
     /// FLASH_ACR's value at reset.
@@ -95,9 +149,12 @@ pub struct FlashFile {
 /// A validated flash accelerator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlashSpec {
+    pub kind: FlashKind,
     pub region: String,
     pub start: u64,
     pub end: u64,
+    /// The region holding the same bytes, and its start (`stm32f7-art`).
+    pub mirror: Option<(String, u64)>,
     pub line_bytes: u32,
     /// The wait states the manual requires at the target's clock (at
     /// reset, when a clock tree changes it).
@@ -133,12 +190,17 @@ pub fn validate(
     max_hz: u64,
 ) -> Result<FlashSpec, FieldError> {
     let err = |field: &str, m: String| (format!("flash.{field}"), m);
-    if f.kind != "stm32f4-art" {
-        return Err(err(
-            "kind",
-            format!("`{}`: the only kind is \"stm32f4-art\"", f.kind),
-        ));
-    }
+    let kind = match f.kind.as_str() {
+        "stm32f4-art" => FlashKind::Stm32f4Art,
+        "stm32f7-art" => FlashKind::Stm32f7Art,
+        other => {
+            return Err(err(
+                "kind",
+                format!("`{other}`: the kinds are \"stm32f4-art\" and \"stm32f7-art\""),
+            ))
+        }
+    };
+    let (mirror, dcache_lines) = kind_fields(kind, &f, regions)?;
     let Some((_, start, end)) = regions.iter().find(|(n, _, _)| *n == f.region) else {
         return Err(err(
             "region",
@@ -148,7 +210,6 @@ pub fn validate(
     for (field, c) in [
         ("line_bytes", &f.line_bytes),
         ("icache_lines", &f.icache_lines),
-        ("dcache_lines", &f.dcache_lines),
         ("control", &f.control),
         ("reset", &f.reset),
     ] {
@@ -171,14 +232,14 @@ pub fn validate(
             format!("{line}: a power of two from 4 to 256"),
         ));
     }
-    for (field, c) in [
-        ("icache_lines", &f.icache_lines),
-        ("dcache_lines", &f.dcache_lines),
+    for (field, lines) in [
+        ("icache_lines", f.icache_lines.value),
+        ("dcache_lines", dcache_lines),
     ] {
-        if c.value > MAX_CACHE_LINES {
+        if lines > MAX_CACHE_LINES {
             return Err(err(
                 &format!("{field}.value"),
-                format!("{}: at most {MAX_CACHE_LINES}", c.value),
+                format!("{lines}: at most {MAX_CACHE_LINES}"),
             ));
         }
     }
@@ -197,35 +258,109 @@ pub fn validate(
             format!("{:#x} is in memory region `{name}`", f.control.value),
         ));
     }
-    if f.reset.value & !u64::from(ACR_BITS) != 0 {
+    let bits = kind.acr_bits();
+    if f.reset.value & !u64::from(bits) != 0 {
         return Err(err(
             "reset.value",
             format!(
-                "{:#x} sets bits FLASH_ACR does not have (it has {ACR_BITS:#x})",
+                "{:#x} sets bits FLASH_ACR does not have (it has {bits:#x})",
                 f.reset.value
             ),
         ));
     }
-    let required = required_wait_states(&f.wait_states.table, clock_hz)
+    let required = required_wait_states(&f.wait_states.table, clock_hz, kind.latency_mask())
         .map_err(|m| err("wait_states.table", m))?;
-    required_wait_states(&f.wait_states.table, max_hz).map_err(|m| err("wait_states.table", m))?;
+    required_wait_states(&f.wait_states.table, max_hz, kind.latency_mask())
+        .map_err(|m| err("wait_states.table", m))?;
     Ok(FlashSpec {
+        kind,
         region: f.region,
         start: *start,
         end: *end,
+        mirror,
         line_bytes: line as u32,
         required_wait_states: required,
         wait_state_table: f.wait_states.table.clone(),
         icache_lines: f.icache_lines.value as usize,
-        dcache_lines: f.dcache_lines.value as usize,
+        dcache_lines: dcache_lines as usize,
         control: f.control.value,
         reset: f.reset.value as u32,
     })
 }
 
+/// What the kinds differ in: the F7's mirror region (its name and start,
+/// the same size as `region`) and the F4's data cache lines (0 on the F7,
+/// whose data reads use the ART).
+fn kind_fields(
+    kind: FlashKind,
+    f: &FlashFile,
+    regions: &[(String, u64, u64)],
+) -> Result<(Option<(String, u64)>, u64), FieldError> {
+    let err = |field: &str, m: String| (format!("flash.{field}"), m);
+    let size_of = |name: &str| {
+        regions
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, s, e)| (*s, e - s))
+    };
+    match kind {
+        FlashKind::Stm32f4Art => {
+            if f.mirror.is_some() {
+                return Err(err(
+                    "mirror",
+                    "only a kind = \"stm32f7-art\" table has it".into(),
+                ));
+            }
+            let d = f.dcache_lines.as_ref().ok_or_else(|| {
+                err(
+                    "dcache_lines",
+                    "missing: kind \"stm32f4-art\" needs it".into(),
+                )
+            })?;
+            if d.cite.trim().is_empty() {
+                return Err(err("dcache_lines.cite", "must name its source".into()));
+            }
+            Ok((None, d.value))
+        }
+        FlashKind::Stm32f7Art => {
+            if f.dcache_lines.is_some() {
+                return Err(err(
+                    "dcache_lines",
+                    "kind \"stm32f7-art\" has one cache, the ART: icache_lines".into(),
+                ));
+            }
+            let name = f
+                .mirror
+                .as_deref()
+                .ok_or_else(|| err("mirror", "missing: kind \"stm32f7-art\" needs it".into()))?;
+            let (Some((start, size)), Some((_, own))) = (size_of(name), size_of(&f.region)) else {
+                return Err(err(
+                    "mirror",
+                    format!("`{name}` is no region of the memory map"),
+                ));
+            };
+            if name == f.region || size != own {
+                return Err(err(
+                    "mirror",
+                    format!(
+                        "`{name}` must be another region of the size of `{}`",
+                        f.region
+                    ),
+                ));
+            }
+            Ok((Some((name.to_owned(), start)), 0))
+        }
+    }
+}
+
 /// The wait states the table requires at `clock_hz`: the first row whose
-/// `max_hz` is at least the clock.
-pub fn required_wait_states(table: &[(u64, u32)], clock_hz: u64) -> Result<u32, String> {
+/// `max_hz` is at least the clock. `latency_mask` is FLASH_ACR.LATENCY's
+/// field (7 on the F4, 15 on the F7): no row may need more.
+pub fn required_wait_states(
+    table: &[(u64, u32)],
+    clock_hz: u64,
+    latency_mask: u32,
+) -> Result<u32, String> {
     for (i, w) in table.windows(2).enumerate() {
         if w[1].0 <= w[0].0 || w[1].1 <= w[0].1 {
             return Err(format!(
@@ -234,9 +369,9 @@ pub fn required_wait_states(table: &[(u64, u32)], clock_hz: u64) -> Result<u32, 
             ));
         }
     }
-    if let Some((_, ws)) = table.iter().find(|(_, ws)| *ws > ACR_LATENCY) {
+    if let Some((_, ws)) = table.iter().find(|(_, ws)| *ws > latency_mask) {
         return Err(format!(
-            "{ws} wait states: FLASH_ACR.LATENCY holds at most 7"
+            "{ws} wait states: FLASH_ACR.LATENCY holds at most {latency_mask}"
         ));
     }
     table
@@ -325,6 +460,7 @@ impl LruLines {
 /// The accelerator's state in a run.
 #[derive(Debug, Clone)]
 pub struct FlashState {
+    kind: FlashKind,
     acr: u32,
     required: u32,
     /// The line being executed, and the cycles its instructions have
@@ -339,6 +475,7 @@ pub struct FlashState {
 impl FlashState {
     pub fn new(spec: &FlashSpec) -> FlashState {
         FlashState {
+            kind: spec.kind,
             acr: spec.reset,
             required: spec.required_wait_states,
             current: None,
@@ -357,12 +494,14 @@ impl FlashState {
     /// The firmware writes FLASH_ACR: ICRST / DCRST written 1 while the
     /// cache is disabled empty it (3.9.1: "This bit can be written only
     /// when the I cache is disabled").
+    /// On the F7, ARTRST (ICRST's bit) empties the ART while ARTEN (ICEN's
+    /// bit) is clear (RM0385 3.7.1).
     pub fn write_acr(&mut self, value: u32) {
-        let value = value & ACR_BITS;
+        let value = value & self.kind.acr_bits();
         if value & ACR_ICRST != 0 && value & ACR_ICEN == 0 {
             self.icache.lines.clear();
         }
-        if value & ACR_DCRST != 0 && value & ACR_DCEN == 0 {
+        if self.kind == FlashKind::Stm32f4Art && value & ACR_DCRST != 0 && value & ACR_DCEN == 0 {
             self.dcache.lines.clear();
         }
         self.acr = value;
@@ -370,7 +509,7 @@ impl FlashState {
 
     /// FLASH_ACR.LATENCY as set.
     pub fn latency(&self) -> u32 {
-        self.acr & ACR_LATENCY
+        self.acr & self.kind.latency_mask()
     }
 
     /// The wait states the clock in force requires (a clock tree changed
@@ -426,10 +565,13 @@ impl FlashState {
         ws
     }
 
-    /// A data read of the line `line`: returns its stall cycles.
+    /// A data read of the line `line`: returns its stall cycles. On the
+    /// F7 it looks the line up in the ART (ARTEN), which a miss fills.
     pub fn read_data(&mut self, line: u32) -> u32 {
         let ws = self.latency();
-        let stall = if self.acr & ACR_DCEN != 0 {
+        let stall = if self.kind == FlashKind::Stm32f7Art {
+            self.read_data_art(line, ws)
+        } else if self.acr & ACR_DCEN != 0 {
             if self.dcache.hit(line) {
                 self.stats.dcache_hits += 1;
                 0
@@ -445,6 +587,21 @@ impl FlashState {
         self.stats.data_stall += u64::from(stall);
         stall
     }
+
+    /// The F7's data read through the ITCM interface: the ART's line, or
+    /// one read from the flash (kept in the ART when ARTEN is set).
+    fn read_data_art(&mut self, line: u32, ws: u32) -> u32 {
+        let art = self.acr & F7_ACR_ARTEN != 0;
+        if art && self.icache.hit(line) {
+            self.stats.dcache_hits += 1;
+            return 0;
+        }
+        if art {
+            self.icache.fill(line);
+        }
+        self.stats.dcache_misses += 1;
+        ws
+    }
 }
 
 #[cfg(test)]
@@ -453,9 +610,11 @@ mod tests {
 
     fn spec() -> FlashSpec {
         FlashSpec {
+            kind: FlashKind::Stm32f4Art,
             region: "flash".into(),
             start: 0x0800_0000,
             end: 0x0810_0000,
+            mirror: None,
             line_bytes: 16,
             required_wait_states: 5,
             wait_state_table: vec![(168_000_000, 5)],
@@ -534,14 +693,88 @@ mod tests {
     #[test]
     fn the_wait_state_table_picks_the_row_of_the_clock() {
         let t = [(30_000_000, 0), (60_000_000, 1), (168_000_000, 5)];
-        assert_eq!(required_wait_states(&t, 168_000_000), Ok(5));
-        assert_eq!(required_wait_states(&t, 30_000_000), Ok(0));
-        assert!(required_wait_states(&t, 180_000_000)
+        assert_eq!(required_wait_states(&t, 168_000_000, ACR_LATENCY), Ok(5));
+        assert_eq!(required_wait_states(&t, 30_000_000, ACR_LATENCY), Ok(0));
+        assert!(required_wait_states(&t, 180_000_000, ACR_LATENCY)
             .unwrap_err()
             .contains("no row covers"));
         let bad = [(60_000_000, 1), (30_000_000, 2)];
-        assert!(required_wait_states(&bad, 1)
+        assert!(required_wait_states(&bad, 1, ACR_LATENCY)
             .unwrap_err()
             .contains("ascend"));
+    }
+
+    /// RM0385 3.3.2 Table 5, 2.7 V - 3.6 V (targets/stm32f746.toml).
+    const F7_TABLE: [(u64, u32); 8] = [
+        (30_000_000, 0),
+        (60_000_000, 1),
+        (90_000_000, 2),
+        (120_000_000, 3),
+        (150_000_000, 4),
+        (180_000_000, 5),
+        (210_000_000, 6),
+        (216_000_000, 7),
+    ];
+
+    fn spec_f7() -> FlashSpec {
+        FlashSpec {
+            kind: FlashKind::Stm32f7Art,
+            region: "flash_itcm".into(),
+            start: 0x0020_0000,
+            end: 0x0030_0000,
+            mirror: Some(("flash".into(), 0x0800_0000)),
+            line_bytes: 32,
+            required_wait_states: 7,
+            wait_state_table: F7_TABLE.to_vec(),
+            icache_lines: 64,
+            dcache_lines: 0,
+            control: 0x4002_3C00,
+            reset: 0,
+        }
+    }
+
+    #[test]
+    fn the_f7_table_needs_seven_wait_states_at_216_mhz() {
+        let ws = |hz| required_wait_states(&F7_TABLE, hz, F7_ACR_LATENCY);
+        assert_eq!(ws(216_000_000), Ok(7));
+        assert_eq!(ws(180_000_000), Ok(5));
+        assert_eq!(ws(180_000_001), Ok(6));
+        assert_eq!(ws(16_000_000), Ok(0));
+        // 8 to 15 fit the F7's 4-bit LATENCY, not the F4's 3 bits
+        let eight = [(300_000_000, 8)];
+        assert_eq!(required_wait_states(&eight, 1, F7_ACR_LATENCY), Ok(8));
+        assert!(required_wait_states(&eight, 1, ACR_LATENCY)
+            .unwrap_err()
+            .contains("at most 7"));
+    }
+
+    #[test]
+    fn the_f7_acr_has_a_four_bit_latency_and_no_data_cache_bits() {
+        let mut f = FlashState::new(&spec_f7());
+        f.write_acr(0xFFFF_FFFF);
+        assert_eq!(f.acr(), 0xF | ACR_PRFTEN | F7_ACR_ARTEN | F7_ACR_ARTRST);
+        assert_eq!(f.latency(), 15);
+    }
+
+    #[test]
+    fn the_art_holds_instruction_and_data_lines_alike() {
+        let mut f = FlashState::new(&spec_f7());
+        f.write_acr(7 | F7_ACR_ARTEN);
+        assert_eq!(f.fetch_block(&[(5, 1)]), 7, "a miss, kept in the ART");
+        assert_eq!(f.read_data(5), 0, "the same line read as data hits");
+        assert_eq!(f.read_data(9), 7, "a data miss fills the ART");
+        assert_eq!(
+            f.fetch_block(&[(9, 1)]),
+            0,
+            "and an instruction fetch hits it"
+        );
+        // without ARTEN every data read is a flash read
+        f.write_acr(7);
+        assert_eq!(f.read_data(5) + f.read_data(5), 14);
+        // ARTRST empties the ART only while ARTEN is clear
+        f.write_acr(7 | F7_ACR_ARTEN | F7_ACR_ARTRST);
+        assert_eq!(f.icache.lines.len(), 2);
+        f.write_acr(7 | F7_ACR_ARTRST);
+        assert!(f.icache.lines.is_empty());
     }
 }

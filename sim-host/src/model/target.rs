@@ -550,6 +550,34 @@ pub struct Target {
     pub file: PathBuf,
 }
 
+/// The board's blocks the host answers (`model::devices`): `[clocks]`,
+/// the UARTs, the GPIO ports and the bit-band alias, validated.
+#[allow(clippy::type_complexity)]
+fn parse_devices(
+    clocks: Option<crate::model::devices::ClocksFile>,
+    uart: Vec<crate::model::devices::UartFile>,
+    gpio: Vec<crate::model::devices::GpioFile>,
+    bit_band: Option<crate::model::devices::BitBandFile>,
+    clock_hz: u64,
+) -> Result<
+    (
+        Option<crate::model::devices::ClocksSpec>,
+        Vec<crate::model::devices::UartSpec>,
+        Vec<crate::model::devices::GpioSpec>,
+        Option<crate::model::devices::BitBandSpec>,
+    ),
+    (String, String),
+> {
+    use crate::model::devices as d;
+    let clocks = clocks
+        .map(|c| d::validate_clocks(c, clock_hz))
+        .transpose()?;
+    let uarts = d::validate_uarts(uart)?;
+    let gpios = d::validate_gpios(gpio, &uarts)?;
+    let bit_band = bit_band.map(d::validate_bit_band).transpose()?;
+    Ok((clocks, uarts, gpios, bit_band))
+}
+
 /// The regions as the memory-system models check them: name, start, end.
 fn named_regions(regions: &[Region]) -> Vec<(String, u64, u64)> {
     regions
@@ -752,18 +780,9 @@ impl Target {
             ));
         }
         let regions = parse_regions(raw.memory).map_err(|(f, m)| invalid(&f, m))?;
-        let clocks = raw
-            .clocks
-            .map(|c| crate::model::devices::validate_clocks(c, raw.clock_hz))
-            .transpose()
-            .map_err(|(f, m)| invalid(&f, m))?;
-        let uarts =
-            crate::model::devices::validate_uarts(raw.uart).map_err(|(f, m)| invalid(&f, m))?;
-        let gpios = crate::model::devices::validate_gpios(raw.gpio, &uarts)
-            .map_err(|(f, m)| invalid(&f, m))?;
-        let bit_band = (raw.bit_band.map(crate::model::devices::validate_bit_band))
-            .transpose()
-            .map_err(|(f, m)| invalid(&f, m))?;
+        let (clocks, uarts, gpios, bit_band) =
+            parse_devices(raw.clocks, raw.uart, raw.gpio, raw.bit_band, raw.clock_hz)
+                .map_err(|(f, m)| invalid(&f, m))?;
         // the flash's wait-state table must cover every clock the part runs at
         let max_hz = clocks.as_ref().map_or(raw.clock_hz, |c| c.max_hz);
         let flash = match raw.flash {
@@ -787,10 +806,16 @@ impl Target {
                     format!("the Cortex-M7's caches on a `{}` core", raw.cpu),
                 ))
             }
-            Some(_) if flash.is_some() => {
+            // the F7's ART reads the flash through the ITCM interface,
+            // which the L1 caches never see: the two price disjoint ranges
+            Some(_)
+                if flash
+                    .as_ref()
+                    .is_some_and(|f| f.kind != crate::model::memsys::FlashKind::Stm32f7Art) =>
+            {
                 return Err(invalid(
                     "l1cache",
-                    "a target has [flash] or [l1cache], not both (yet)".into(),
+                    "a target has an stm32f4-art [flash] or [l1cache], not both".into(),
                 ))
             }
             Some(c) => {
@@ -801,6 +826,23 @@ impl Target {
                 Some(crate::model::l1cache::validate(c, &named).map_err(|(f, m)| invalid(&f, m))?)
             }
         };
+        if let (Some(f), Some(c)) = (&flash, &l1cache) {
+            let cached = (f.start..f.end).step_by(0x1000).any(|a| {
+                c.range_of(a)
+                    .is_some_and(|r| r.policy != crate::model::l1cache::Policy::Tcm)
+            });
+            if cached {
+                return Err(invalid(
+                    "flash.region",
+                    format!(
+                        "`{}` is in a cached [l1cache] range: the ART's flash is read through \
+                         the ITCM interface, which the L1 caches do not see (give it a \
+                         policy = \"tcm\" range)",
+                        f.region
+                    ),
+                ));
+            }
+        }
         let xip = raw
             .xip
             .map(|x| crate::model::xip::validate(x, &named_regions(&regions)))
@@ -1651,7 +1693,7 @@ system = { cycles = 1, cite = "t" }
         // maximum) 5
         assert_eq!(f.required_wait_states, 0);
         let table = &f.wait_state_table;
-        let at = |hz| crate::model::memsys::required_wait_states(table, hz);
+        let at = |hz| crate::model::memsys::required_wait_states(table, hz, 7);
         assert_eq!(at(168_000_000), Ok(5));
         assert_eq!(
             t.clocks.as_ref().map(|c| (c.reset_hz, c.max_hz)),
@@ -1660,7 +1702,10 @@ system = { cycles = 1, cite = "t" }
         assert_eq!((f.line_bytes, f.icache_lines, f.dcache_lines), (16, 64, 8));
         assert_eq!((f.control, f.reset, f.start), (0x4002_3C00, 0, 0x0800_0000));
         // every target without `[flash]` has none: priced as before
-        for name in builtin_names().iter().filter(|n| *n != "stm32f407") {
+        for name in builtin_names()
+            .iter()
+            .filter(|n| !["stm32f407", "stm32f746"].contains(&n.as_str()))
+        {
             assert!(builtin(name).unwrap().flash.is_none(), "{name}");
         }
         let text = catalog::BUILTIN
@@ -1749,6 +1794,93 @@ system = { cycles = 1, cite = "t" }
                 err.contains("f7.toml") && err.contains(field),
                 "{field}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn the_stm32f746_art_is_read_and_checked() {
+        use crate::model::memsys::FlashKind;
+        let t = builtin("stm32f746").unwrap();
+        let f = t.flash.as_ref().unwrap();
+        // RM0385 Table 5: 210 < HCLK <= 216 MHz at 2.7-3.6 V: 7 wait states
+        assert_eq!(f.kind, FlashKind::Stm32f7Art);
+        assert_eq!(f.required_wait_states, 7);
+        assert_eq!((f.line_bytes, f.icache_lines, f.dcache_lines), (32, 64, 0));
+        assert_eq!((f.start, f.end), (0x0020_0000, 0x0030_0000));
+        assert_eq!(f.mirror, Some(("flash".to_owned(), 0x0800_0000)));
+        assert!(t.l1cache.is_some(), "the ART and the L1 caches together");
+        let text = catalog::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == "stm32f746")
+            .unwrap()
+            .1;
+        for (from, to, field) in [
+            ("mirror = \"flash\"\n", "", "flash.mirror"),
+            ("mirror = \"flash\"", "mirror = \"ram\"", "flash.mirror"),
+            (
+                "mirror = \"flash\"",
+                "mirror = \"flash_itcm\"",
+                "flash.mirror",
+            ),
+            (
+                "mirror = \"flash\"",
+                "mirror = \"flash\"\ndcache_lines = { value = 8, cite = \"x\" }",
+                "flash.dcache_lines",
+            ),
+            // the ART's flash in a cached L1 range
+            (
+                "start = 0x00200000, size = 0x100000, policy = \"tcm\"",
+                "start = 0x00200000, size = 0x100000, policy = \"write-through\", latency = 7",
+                "flash.region",
+            ),
+            // 8 wait states fit the F7's 4-bit LATENCY: a table needing 16 does not
+            (
+                "[216_000_000, 7]]",
+                "[216_000_000, 16]]",
+                "flash.wait_states.table",
+            ),
+            (
+                "value = 0, cite = \"RM0385 3.7.1",
+                "value = 0x400, cite = \"RM0385 3.7.1",
+                "flash.reset.value",
+            ),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{from}");
+            let err = Target::parse(&bad, Path::new("f7.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("f7.toml") && err.contains(field),
+                "{field}: {err}"
+            );
+        }
+        // the F4's kind still refuses a mirror and needs its data cache
+        let f4 = catalog::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == "stm32f407")
+            .unwrap()
+            .1;
+        for (from, to, field) in [
+            (
+                "region = \"flash\"",
+                "region = \"flash\"\nmirror = \"ccm\"",
+                "flash.mirror",
+            ),
+            ("dcache_lines = ", "", "flash.dcache_lines"),
+        ] {
+            // `to` empty: the whole line of `from` goes
+            let bad = if to.is_empty() {
+                let at = f4.find(from).unwrap();
+                let end = at + f4[at..].find('\n').unwrap() + 1;
+                format!("{}{}", &f4[..at], &f4[end..])
+            } else {
+                f4.replacen(from, to, 1)
+            };
+            let err = Target::parse(&bad, Path::new("f4.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(field), "{field}: {err}");
         }
     }
 

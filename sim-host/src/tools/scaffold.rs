@@ -291,12 +291,21 @@ fn rust_files(target: &Target, sim_host: &str) -> Result<Vec<(String, String)>, 
 /// core-coupled RAM (the STM32F746's 16 KiB ITCM at 0, the STM32F407's
 /// CCM), which cortex-m-rt would put the stack on top of.
 pub fn memory_x(target: &Target) -> Result<String, ScaffoldError> {
+    let second_view = |r: &crate::model::target::Region| {
+        target
+            .flash
+            .as_ref()
+            .is_some_and(|f| f.mirror.is_some() && f.region == r.name)
+    };
     let region = |kind: RegionKind, label: &'static str| {
         target
             .regions
             .iter()
             .filter(|r| r.kind == kind)
-            .min_by_key(|r| (std::cmp::Reverse(r.size), r.start))
+            // the largest, the lowest among equals, a flash's second view
+            // (stm32f746: the ITCM interface's, `[flash]` with a mirror)
+            // after the view it mirrors
+            .min_by_key(|r| (std::cmp::Reverse(r.size), second_view(r), r.start))
             .map(|r| {
                 format!(
                     "  {label} : ORIGIN = {:#010x}, LENGTH = {:#x}\n",

@@ -10,6 +10,7 @@
 //!
 //! ```text
 //! include/atomium_rp.h, include/simthread.h
+//! include/arp_memory.h             ARP_ITCM_CODE, ARP_DTCM_DATA, ARP_CCM_DATA
 //! include/sim_host_plugin.h        the callback plugins' C interface (`run --plugin`)
 //! src/arp_stubs.c, src/simthread_stubs.c
 //! ld/<map>.ld                      one per memory map
@@ -50,6 +51,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../guest-shim/include/simthread.h"),
     ),
     (
+        "include/arp_memory.h",
+        include_str!("../../../guest-shim/include/arp_memory.h"),
+    ),
+    (
         "include/sim_host_plugin.h",
         include_str!("../../include/sim_host_plugin.h"),
     ),
@@ -69,6 +74,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
     (
         "ld/rp2040.ld",
         include_str!("../../../guest-shim/ld/rp2040.ld"),
+    ),
+    (
+        "ld/rp2350.ld",
+        include_str!("../../../guest-shim/ld/rp2350.ld"),
     ),
     (
         "ld/stm32f407.ld",

@@ -11,8 +11,8 @@
 //! is off ignores the access with a warning citing its gate, as the
 //! UARTs do (`uart`).
 
-use super::registers::{RegisterFile, RegisterSpec};
 use super::device::{ClockView, Device, Effects, Now, Refusal};
+use super::registers::{RegisterFile, RegisterSpec};
 use crate::model::devices::GpioSpec;
 use std::ops::Range;
 

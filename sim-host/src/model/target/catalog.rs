@@ -44,6 +44,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("rp2040", include_str!("../../../../targets/rp2040.toml")),
     ("rp2350", include_str!("../../../../targets/rp2350.toml")),
     (
+        "rp2350-arm",
+        include_str!("../../../../targets/rp2350-arm.toml"),
+    ),
+    (
         "rv32imac",
         include_str!("../../../../targets/rv32imac.toml"),
     ),

@@ -53,14 +53,18 @@ pub fn run(guest: &DebugGuest, command: &str) -> Reply {
 /// The memory system's counts so far: the whole run's, then each
 /// section's.
 fn cache(guest: &DebugGuest) -> String {
-    let mut out = match (guest.flash(), guest.l1cache(), guest.xip()) {
-        (Some(f), _, _) => report::flash_text(&f),
-        (None, Some(c), _) => report::l1cache_text(&c),
-        (None, None, Some(x)) => report::xip_text(&x),
-        (None, None, None) => {
-            return "this target has no flash accelerator or cache model".to_owned()
-        }
-    };
+    // every model the target has (stm32f746: the ART and the L1 caches)
+    let mut out: String = [
+        guest.flash().map(|f| report::flash_text(&f)),
+        guest.l1cache().map(|c| report::l1cache_text(&c)),
+        guest.xip().map(|x| report::xip_text(&x)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if out.is_empty() {
+        return "this target has no flash accelerator or cache model".to_owned();
+    }
     let (traces, total) = guest.section_traces();
     let rows = report::section_rows(&traces, &guest.image(), total, &[]);
     let table = report::memory_table(&rows);
