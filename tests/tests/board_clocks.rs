@@ -383,3 +383,43 @@ fn the_rp2040s_clock_tree_and_uart0_follow_the_datasheet() {
     );
     assert!(warnings(&r).is_empty(), "{:?}", warnings(&r));
 }
+
+/// The STM32F746 from its 25 MHz HSE (STM32F746G-DISCO): PLLM 25, PLLN
+/// 432, PLLP /2 = 216 MHz after the over-drive (RM0385 4.1.4), FLASH_ACR
+/// 7 wait states with the ART before the switch; APB1 at 216 / 4 = 54
+/// MHz: BRR = (54,000,000 + 57,600) / 115,200 = 469 (0x1d5), 54e6 / 469
+/// = 115,138 baud. The HSE wait is at least 32,000 cycles at the HSI
+/// (its polls here also pay the AXIM flash's fetch stalls, the L1 caches
+/// being off: no tighter bound is derived for it).
+#[test]
+fn st_start_up_reaches_216_mhz_on_the_stm32f746() {
+    let r = run("stm32f746", "stm32-startup", &[], "full");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "hello from USART2 at 216000000 Hz\r\nsemihosting: done at 216000000 Hz\n"
+    );
+    assert!(
+        sample(&r, 1) >= HSE_STARTUP_CYCLES,
+        "hse_on {}",
+        sample(&r, 1)
+    );
+    assert!(sample(&r, 2) >= PLL_LOCK_CYCLES, "pll_on {}", sample(&r, 2));
+    let changes = r.report["clock_changes"].as_array().expect("clock changes");
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["to_hz"], 216_000_000);
+    assert_eq!(changes[0]["source"], "PLL (HSE 25 MHz / 25 x 432 / 2)");
+    let uarts = r.report["uarts"].as_array().expect("uarts");
+    assert_eq!(
+        uarts,
+        &[Value::from(
+            "USART2: 35 bytes sent at 115138 baud (BRR 0x1d5)"
+        )]
+    );
+    let w = warnings(&r);
+    assert!(
+        w.iter()
+            .all(|w| !w.contains("LATENCY") && !w.contains("HCLK")),
+        "{w:?}"
+    );
+}
