@@ -104,7 +104,9 @@ fn the_report_shows_the_art_and_the_l1_caches() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
     let flash = &report["flash"];
     assert_eq!(flash["region"], "flash_itcm");
-    assert_eq!(flash["required_wait_states"], 7);
+    // the guest never sets its clock: the part runs on the 16 MHz HSI
+    // (issue 40), where RM0385 Table 5 requires no wait state
+    assert_eq!(flash["required_wait_states"], 0);
     assert_eq!(flash["blocks_below_required_latency"], 0);
     assert!(flash["icache_hits"].as_u64().unwrap() > 0, "{flash}");
     assert!(flash["prefetched"].as_u64().unwrap() > 0, "{flash}");

@@ -15,6 +15,21 @@ pub struct RegisterSpec {
     pub writable: u32,
 }
 
+/// A register every bit of which holds what is written.
+pub const fn held(offset: u32, name: &'static str, reset: u32) -> RegisterSpec {
+    masked(offset, name, reset, u32::MAX)
+}
+
+/// A register whose `writable` bits hold what is written.
+pub const fn masked(offset: u32, name: &'static str, reset: u32, writable: u32) -> RegisterSpec {
+    RegisterSpec {
+        offset,
+        name,
+        reset,
+        writable,
+    }
+}
+
 /// A block's registers and their values.
 #[derive(Debug, Clone)]
 pub struct RegisterFile {

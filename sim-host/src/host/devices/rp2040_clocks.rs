@@ -65,7 +65,7 @@
 mod tests;
 
 use super::device::{ClockTree, ClockView, Device, Effects, Now, Refusal};
-use super::registers::{RegisterFile, RegisterSpec};
+use super::registers::{masked as reg, RegisterFile, RegisterSpec};
 use crate::model::clocks::format_hz;
 use crate::model::devices::{ClockStart, Rp2Blocks, RP2040_ROSC_HZ, RP2_BLOCK};
 use std::ops::Range;
@@ -1547,15 +1547,6 @@ impl ClockTree for Rp2040Clocks {
 }
 
 const RESUS_CTRL: u32 = 0x78;
-
-const fn reg(offset: u32, name: &'static str, reset: u32, writable: u32) -> RegisterSpec {
-    RegisterSpec {
-        offset,
-        name,
-        reset,
-        writable,
-    }
-}
 
 /// clocks.h: the resus and the sleep/wake enables, held as written
 /// (RESUS_CTRL.ENABLE holds, but the resus never fires: a stopped

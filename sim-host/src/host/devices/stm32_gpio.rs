@@ -12,7 +12,7 @@
 //! UARTs do (`uart`).
 
 use super::device::{ClockView, Device, Effects, Now, Refusal};
-use super::registers::{RegisterFile, RegisterSpec};
+use super::registers::{masked as reg, RegisterFile, RegisterSpec};
 use crate::model::devices::GpioSpec;
 use std::ops::Range;
 
@@ -159,15 +159,6 @@ impl Device for Gpio {
             return Ok(());
         }
         self.regs.write(offset, value, mask)
-    }
-}
-
-const fn reg(offset: u32, name: &'static str, reset: u32, writable: u32) -> RegisterSpec {
-    RegisterSpec {
-        offset,
-        name,
-        reset,
-        writable,
     }
 }
 

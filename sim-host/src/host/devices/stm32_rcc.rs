@@ -22,7 +22,7 @@
 //! over-drive and the voltage scaling are ready at once.
 
 use super::device::{ClockTree, ClockView, Device, Effects, Now, Refusal};
-use super::registers::{RegisterFile, RegisterSpec};
+use super::registers::{held as reg, RegisterFile, RegisterSpec};
 use crate::model::clocks::format_hz;
 use std::ops::Range;
 
@@ -598,15 +598,6 @@ impl ClockTree for Stm32Rcc {
         let at = self.ready_at(wanted).filter(|t| *t <= now.picos)?;
         self.sws = wanted;
         Some(at)
-    }
-}
-
-const fn reg(offset: u32, name: &'static str, reset: u32) -> RegisterSpec {
-    RegisterSpec {
-        offset,
-        name,
-        reset,
-        writable: u32::MAX,
     }
 }
 

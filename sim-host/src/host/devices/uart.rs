@@ -13,7 +13,7 @@
 //! disabled or full is lost with a warning, as on silicon.
 
 use super::device::{ClockView, Device, Effects, Now, Refusal};
-use super::registers::{RegisterFile, RegisterSpec};
+use super::registers::{held as reg, RegisterFile, RegisterSpec};
 use crate::model::devices::{UartKind, UartSpec};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -372,15 +372,6 @@ impl Uart {
 
 fn stm32_txe_tc(waiting: usize, busy: bool) -> u32 {
     u32::from(waiting == 0) << 7 | u32::from(!busy) << 6
-}
-
-const fn reg(offset: u32, name: &'static str, reset: u32) -> RegisterSpec {
-    RegisterSpec {
-        offset,
-        name,
-        reset,
-        writable: u32::MAX,
-    }
 }
 
 const CMSDK_DATA: u32 = 0x00;
