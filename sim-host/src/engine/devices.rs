@@ -12,22 +12,14 @@
 use super::api::{uc, MachineError};
 use super::mmio::{placed_access, warn_at};
 use super::peripherals;
-use super::state::{stop_with, DeviceRun, Uc};
+use super::state::{stop_with, DeviceOwner as Owner, DeviceRun, Uc};
 use super::stop::fault_at;
 use crate::host::devices::{self, ClockView, Device, Effects, FixedClocks, Now};
 use crate::host::semihost::Console;
 use crate::model::clocks::format_hz;
 use crate::model::target::Target;
-use std::ops::Range;
 
 const PAGE: u64 = 0x1000;
-
-/// Which block answers an address.
-#[derive(Debug, Clone, Copy)]
-enum Owner {
-    Tree,
-    Uart(usize),
-}
 
 /// The run's blocks, when the target lists any.
 pub(super) fn state(target: &Target) -> Option<Box<DeviceRun>> {
@@ -37,23 +29,19 @@ pub(super) fn state(target: &Target) -> Option<Box<DeviceRun>> {
     let uarts: Vec<Box<dyn Device>> = (target.uarts.iter().map(devices::uart::build))
         .chain(target.gpios.iter().map(devices::stm32_gpio::build))
         .collect();
-    (tree.is_some() || !uarts.is_empty()).then(|| Box::new(DeviceRun { tree, uarts }))
-}
-
-impl DeviceRun {
-    fn owner(&self, addr: u64) -> Option<Owner> {
-        let tree = self.tree.as_ref().filter(|t| inside(&t.blocks(), addr));
-        if tree.is_some() {
-            return Some(Owner::Tree);
-        }
-        (self.uarts.iter())
-            .position(|u| inside(&u.blocks(), addr))
-            .map(Owner::Uart)
+    // the tree first: its blocks are looked up before the UARTs'
+    let tree_blocks = tree.iter().flat_map(|t| t.blocks());
+    let mut owners: Vec<_> = tree_blocks.map(|b| (b, Owner::Tree)).collect();
+    for (i, u) in uarts.iter().enumerate() {
+        owners.extend(u.blocks().into_iter().map(|b| (b, Owner::Uart(i))));
     }
-}
-
-fn inside(blocks: &[Range<u64>], addr: u64) -> bool {
-    blocks.iter().any(|b| b.contains(&addr))
+    (tree.is_some() || !uarts.is_empty()).then(|| {
+        Box::new(DeviceRun {
+            tree,
+            uarts,
+            owners,
+        })
+    })
 }
 
 /// Maps the blocks' pages and FLASH_ACR's page, each once.
@@ -183,7 +171,7 @@ fn access(uc: &mut Uc<'_>, owner: Owner, addr: u64, size: usize, write: Option<u
             None => Ok(0),
         },
         Owner::Uart(i) => {
-            let DeviceRun { tree, uarts } = &mut **run;
+            let DeviceRun { tree, uarts, .. } = &mut **run;
             let clocks: &dyn ClockView = match tree.as_deref() {
                 Some(t) => t,
                 None => &fixed,

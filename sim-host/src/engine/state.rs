@@ -102,9 +102,26 @@ pub(super) struct DeviceRun {
     pub(super) tree: Option<Box<dyn crate::host::devices::ClockTree>>,
     /// The UARTs, then the GPIO ports.
     pub(super) uarts: Vec<Box<dyn crate::host::devices::Device>>,
+    /// Every block's address range and who answers it, listed once when
+    /// the run starts (an access looks its block up here).
+    pub(super) owners: Vec<(std::ops::Range<u64>, DeviceOwner)>,
+}
+
+/// Which of a run's blocks answers an address.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum DeviceOwner {
+    Tree,
+    Uart(usize),
 }
 
 impl DeviceRun {
+    /// Who answers `addr`, if a block of the run holds it.
+    pub(super) fn owner(&self, addr: u64) -> Option<DeviceOwner> {
+        (self.owners.iter())
+            .find(|(range, _)| range.contains(&addr))
+            .map(|(_, owner)| *owner)
+    }
+
     /// What the report says of the blocks: each UART's lines.
     pub(super) fn summaries(&self) -> Vec<String> {
         self.uarts
