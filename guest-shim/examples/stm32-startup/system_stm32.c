@@ -12,11 +12,14 @@
  * (none when another program includes this start-up: the public
  * benchmarks' board.c defines STARTUP_NO_SECTIONS). */
 enum { SID_HSE = 1, SID_PLL = 2, SID_SWITCH = 3, SID_OVERDRIVE = 4 };
+/* Its own names, so that a program including this file keeps the ARP API
+ * for its own sections. */
 #if defined(STARTUP_NO_SECTIONS)
-#undef arp_enter_kernel
-#undef arp_leave_kernel
-#define arp_enter_kernel(tid, sid, lidx) ((void)0)
-#define arp_leave_kernel(tid, sid) ((void)0)
+#define STARTUP_ENTER(sid) ((void)0)
+#define STARTUP_LEAVE(sid) ((void)0)
+#else
+#define STARTUP_ENTER(sid) arp_enter_kernel(1, sid, 0)
+#define STARTUP_LEAVE(sid) arp_leave_kernel(1, sid)
 #endif
 
 int late_latency;
@@ -35,30 +38,30 @@ void SystemInit(void)
 
 static void hse_on(void)
 {
-    arp_enter_kernel(1, SID_HSE, 0);
+    STARTUP_ENTER(SID_HSE);
     RCC_CR |= HSEON;
     while (!(RCC_CR & HSERDY)) {
     }
-    arp_leave_kernel(1, SID_HSE);
+    STARTUP_LEAVE(SID_HSE);
 }
 
 static void pll_on(uint32_t pllcfgr)
 {
     RCC_PLLCFGR = pllcfgr;
-    arp_enter_kernel(1, SID_PLL, 0);
+    STARTUP_ENTER(SID_PLL);
     RCC_CR |= PLLON;
     while (!(RCC_CR & PLLRDY)) {
     }
-    arp_leave_kernel(1, SID_PLL);
+    STARTUP_LEAVE(SID_PLL);
 }
 
 static void switch_to_pll(void)
 {
-    arp_enter_kernel(1, SID_SWITCH, 0);
+    STARTUP_ENTER(SID_SWITCH);
     RCC_CFGR = (RCC_CFGR & ~3u) | SW_PLL;
     while ((RCC_CFGR & SWS_MASK) != SWS_PLL) {
     }
-    arp_leave_kernel(1, SID_SWITCH);
+    STARTUP_LEAVE(SID_SWITCH);
 }
 
 #if defined(STM32F7)
@@ -66,14 +69,14 @@ static void switch_to_pll(void)
  * wait ODSWRDY (PWR_CSR1 bits 16 and 17). */
 static void overdrive_on(void)
 {
-    arp_enter_kernel(1, SID_OVERDRIVE, 0);
+    STARTUP_ENTER(SID_OVERDRIVE);
     PWR_CR |= ODEN;
     while (!(PWR_CSR & ODEN)) {
     }
     PWR_CR |= ODSWEN;
     while (!(PWR_CSR & ODSWEN)) {
     }
-    arp_leave_kernel(1, SID_OVERDRIVE);
+    STARTUP_LEAVE(SID_OVERDRIVE);
 }
 
 /* 216 MHz from the STM32F746G-DISCO's 25 MHz crystal: PLLM 25, PLLN 432,
