@@ -94,19 +94,21 @@ static void dcache_invalidate_all(void)
 }
 
 #if defined(BOARD_ITCM)
-/* The ITCM variant (./run): the kernels' code, loaded in the flash after
- * the rest, copied to the ITCM before they first run. Word by word through
- * volatile pointers: the ITCM starts at address 0. */
-extern uint32_t __itcm_start[], __itcm_end[], __itcm_load[];
+/* The ITCM variant (./run): the kernels' code, in section .itcm.text,
+ * which the board's linker script (guest-shim/ld/stm32f746.ld) places in
+ * the ITCM and loads in the flash, copied to the ITCM before they first
+ * run. Word by word through volatile pointers: the ITCM starts at address
+ * 0. */
+extern uint32_t __arp_itcm_start[], __arp_itcm_end[], __arp_itcm_source[];
 static void itcm_load(void)
 {
-    volatile uint32_t *to = __itcm_start;
-    const volatile uint32_t *from = __itcm_load;
-    while (to < __itcm_end)
+    volatile uint32_t *to = __arp_itcm_start;
+    const volatile uint32_t *from = __arp_itcm_source;
+    while (to < __arp_itcm_end)
         *to++ = *from++;
     barriers();
     printf("board: %u bytes of code copied to the ITCM\n",
-           (unsigned)((char *)__itcm_end - (char *)__itcm_start));
+           (unsigned)((char *)__arp_itcm_end - (char *)__arp_itcm_start));
 }
 #else
 static void itcm_load(void) {}
