@@ -71,6 +71,38 @@ pub fn qemu_arm(
     args: &[&str],
     seconds: u32,
 ) -> Output {
+    qemu_arm_with(machine, cpu, elf, args, seconds, &[])
+}
+
+/// [`qemu_arm`] on a virtual clock that counts instructions
+/// (`-icount shift=0,sleep=off`), so that the guest's timers (SysTick)
+/// do not follow the host's: a guest that prints what its timer ticks saw
+/// prints the same however loaded the host is.
+pub fn qemu_arm_icount(
+    machine: &str,
+    cpu: Option<&str>,
+    elf: &Path,
+    args: &[&str],
+    seconds: u32,
+) -> Output {
+    qemu_arm_with(
+        machine,
+        cpu,
+        elf,
+        args,
+        seconds,
+        &["-icount", "shift=0,sleep=off"],
+    )
+}
+
+fn qemu_arm_with(
+    machine: &str,
+    cpu: Option<&str>,
+    elf: &Path,
+    args: &[&str],
+    seconds: u32,
+    qemu_args: &[&str],
+) -> Output {
     let mut semihosting = "enable=on,target=native,chardev=semihosting".to_owned();
     for a in args {
         semihosting.push_str(",arg=");
@@ -82,7 +114,8 @@ pub fn qemu_arm(
     if let Some(cpu) = cpu {
         cmd.args(["-cpu", cpu]);
     }
-    cmd.args(["-display", "none", "-serial", "none", "-monitor", "none"])
+    cmd.args(qemu_args)
+        .args(["-display", "none", "-serial", "none", "-monitor", "none"])
         .args(["-chardev", "stdio,id=semihosting", "-semihosting-config"])
         .arg(semihosting)
         .arg("-kernel")

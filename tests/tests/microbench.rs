@@ -93,8 +93,13 @@ fn armv7m_expected() -> Vec<(u16, &'static str, u64)> {
         (16, "ldr pc", counted_loop(3, 4 * 5, taken)),
         // MOVW; 4 x (BL 2 + PUSH {r4, lr} 3 + POP {r4, pc} 1 + 2 + 3)
         (17, "pop pc", counted_loop(1, 4 * (2 + 3 + 6), taken)),
-        // 3 setup; STR 1, LDR after a store 2, STR 1, LDR 2
-        (18, "str then ldr", counted_loop(3, 1 + 2 + 1 + 2, taken)),
+        // 3 setup; STR 1 + 1, LDR after a store 2, STR 1 + 1, LDR 2: a store
+        // followed by a load holds its cycle, measured on silicon (jnk0le's
+        // pipeline cycle test, STM32F103 and STM32F407: "stores cannot be
+        // pipelined with following load instructions (adds extra cycle to
+        // store)"), which overrules the TRM's write-buffer note (the model
+        // charged STR 1 here before: 1 + 2 + 1 + 2)
+        (18, "str then ldr", counted_loop(3, 2 + 2 + 2 + 2, taken)),
         // MOVW; MOVS 1, TBB 2 + P(3) = 6 (it always branches: here past
         // its table), ADDS 1
         (19, "tbb", counted_loop(1, 1 + 6 + 1, taken)),

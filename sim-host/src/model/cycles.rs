@@ -27,6 +27,11 @@
 //! - register-offset stores (Cortex-M3/M4 3.3.2, "other instructions cannot
 //!   be pipelined after STR with register offset"): `register_offset` more,
 //!   unless the store pipelines after a load;
+//! - a store followed by a load (Cortex-M3/M4 measured on silicon, jnk0le's
+//!   "pipeline cycle test": "stores cannot be pipelined with following load
+//!   instructions (adds extra cycle to store)"): the store row's
+//!   `before_load` more, charged with the load; not after a register-offset
+//!   store, which holds the pipeline already;
 //! - literal loads (Cortex-M3/M4 3.3.2, `LDR Rx,[PC,#imm]` "might add a
 //!   cycle because of contention with the fetch unit"): `literal_contention`
 //!   more when the literal is in the region the block's code is in;
@@ -303,6 +308,13 @@ fn instruction_cycles(
             if data_processing && p.writes & insn.address_regs != 0 {
                 cycles += row.address_dependency;
             }
+        }
+        // a store holds its cycle when a load follows it (silicon: jnk0le,
+        // Cortex-M3/M4); a register-offset store holds it already
+        let load_follows = matches!(insn.class, InsnClass::Load | InsnClass::LoadMultiple);
+        if load_follows && p.class == InsnClass::Store && p.is_memory_single() && !p.register_offset
+        {
+            cycles += p_row.map_or(0, |r| r.before_load);
         }
         if p.class == InsnClass::Load && p.writes & load_use_reads(insn) != 0 {
             cycles += p_row.map_or(0, |r| r.load_use);
@@ -702,11 +714,19 @@ mod tests {
     }
 
     #[test]
-    fn store_then_load_has_no_extra_cycle() {
-        // the write buffer takes the store; the load is not pipelined (only
-        // a load pipelines what follows it): 1 + 2
+    fn a_store_followed_by_a_load_holds_its_cycle() {
+        // silicon (jnk0le's pipeline cycle test on the STM32F103/F407):
+        // "stores cannot be pipelined with following load instructions
+        // (adds extra cycle to store)": STR 1 + 1, LDR 2 (not pipelined:
+        // only a load pipelines what follows it)
         let insns = [store(0, 0, 1, None), load(2, 2, 1)];
-        assert_eq!(price_block(&m4(), &insns, 0).cycles, 1 + 2);
+        assert_eq!(price_block(&m4(), &insns, 0).cycles, 1 + 1 + 2);
+        // a store followed by a store: the write buffer, no extra cycle
+        let stores = [store(0, 0, 1, None), store(2, 2, 1, None)];
+        assert_eq!(price_block(&m4(), &stores, 0).cycles, 1 + 1);
+        // a register-offset store holds the pipeline already: 2, then 2
+        let reg = [store(0, 0, 1, Some(3)), load(4, 2, 1)];
+        assert_eq!(price_block(&m4(), &reg, 0).cycles, 2 + 2);
     }
 
     #[test]

@@ -365,6 +365,11 @@ pub struct ClassCost {
     /// 3.3.2: "other instructions cannot be pipelined after STR with
     /// register offset"). 0 when the file does not say.
     pub register_offset: u32,
+    /// Extra cycles of a single store (immediate offset) directly followed
+    /// by a load (Cortex-M3/M4 on silicon: "stores cannot be pipelined with
+    /// following load instructions (adds extra cycle to store)"). 0 when
+    /// the file does not say.
+    pub before_load: u32,
     /// Extra cycles of a PC-relative load (`LDR Rt, [PC, #imm]`) whose
     /// literal lies in the memory region the code is fetched from
     /// (Cortex-M3/M4 3.3.2: "might add a cycle because of contention with
@@ -697,6 +702,8 @@ struct ClassCostFile {
     #[serde(default)]
     register_offset: u32,
     #[serde(default)]
+    before_load: u32,
+    #[serde(default)]
     literal_contention: u32,
     #[serde(default)]
     folded: Option<u32>,
@@ -958,6 +965,7 @@ fn check_cost_range(c: &ClassCostFile, field: &str) -> Result<(), (String, Strin
         ("load_use", Some(c.load_use)),
         ("address_dependency", Some(c.address_dependency)),
         ("register_offset", Some(c.register_offset)),
+        ("before_load", Some(c.before_load)),
         ("literal_contention", Some(c.literal_contention)),
         ("folded", c.folded),
         ("max_cycles", c.max_cycles),
@@ -1157,6 +1165,7 @@ fn parse_class_cost(
         load_use: c.load_use,
         address_dependency: c.address_dependency,
         register_offset: c.register_offset,
+        before_load: c.before_load,
         literal_contention: c.literal_contention,
         folded: c.folded,
         dynamic,
