@@ -700,4 +700,48 @@ mod tests {
     fn the_boot_rom_crc_is_crc32_mpeg2() {
         assert_eq!(crc32_mpeg2(b"123456789"), 0x0376_e6e7);
     }
+
+    /// One flash segment holding a boot2 block, the vector table after
+    /// it and the reset handler (as a GNU ld link of boot2 and the
+    /// program into one segment gives); `checked` seals the block with
+    /// the boot ROM's CRC.
+    fn one_segment(checked: bool) -> GuestImage {
+        let mut data = vec![0u8; 0x200];
+        data[..4].copy_from_slice(&0x4b32_b500u32.to_le_bytes());
+        let crc = crc32_mpeg2(&data[..252]) ^ u32::from(!checked);
+        data[252..256].copy_from_slice(&crc.to_le_bytes());
+        data[0x100..0x104].copy_from_slice(&0x2004_0000u32.to_le_bytes());
+        data[0x104..0x108].copy_from_slice(&0x1000_01c1u32.to_le_bytes());
+        GuestImage {
+            file: "boot2.elf".into(),
+            arch: Arch::Arm,
+            entry: 0x1000_01c1,
+            segments: vec![crate::image::elf::Segment {
+                index: 0,
+                load_addr: 0x1000_0000,
+                data,
+                mem_size: 0x200,
+                executable: true,
+            }],
+            functions: vec![crate::image::elf::Function {
+                addr: 0x1000_01c0,
+                size: 0x40,
+                name: "Reset".into(),
+            }],
+            symbols: Vec::new(),
+            needs: None,
+            arp_names: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_program_after_a_checked_boot2_is_entered_through_its_table() {
+        let target = crate::model::target::builtin("rp2040").unwrap();
+        let image = one_segment(true);
+        assert_eq!(vector_table(&image, &target), 0x1000_0100);
+        assert_eq!(reset_state(&image, &target), (0x2004_0000, 0x1000_01c0));
+        // a block the boot ROM would refuse is no boot2: no table there
+        let image = one_segment(false);
+        assert_eq!(vector_table(&image, &target), 0x1000_0000);
+    }
 }
