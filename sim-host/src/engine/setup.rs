@@ -434,7 +434,7 @@ fn vector_table(image: &GuestImage, target: &Target) -> u64 {
 
 /// The RP2040's second-stage boot: the boot ROM runs the flash's first
 /// 256 bytes only if their last word is the CRC-32 of the 252 before it
-/// (RP2040 datasheet 2.8.1.3, "Flash boot sequence"; polynomial
+/// (RP2040 datasheet 2.8.1.3.1, "Checksum"; polynomial
 /// 0x04c11db7, initial value 0xffffffff, no reflection, no final XOR, as
 /// pico-sdk's src/rp2040/boot_stage2/pad_checksum writes it), and a
 /// boot2 ends by pointing VTOR at XIP_BASE + 0x100 and entering through
