@@ -41,7 +41,8 @@
 //! plus the start-up before HSEON (cortex-m-rt's `.data`/`.bss`, the HAL's
 //! PLL search, a few thousand cycles at most) and those few instructions.
 
-use e2e_tests::{process_scratch, repo_root, scratch, sim_host_bin};
+use e2e_tests::firmware::Firmware;
+use e2e_tests::{scratch, sim_host_bin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,44 +60,19 @@ const START_UP_SLACK: u64 = 5_000;
 const LINE: &str =
     "stm32f4xx-hal: SYSCLK 168000000 Hz, HCLK 168000000 Hz, PCLK1 42000000 Hz, PCLK2 84000000 Hz\n";
 
-fn firmware_dir() -> PathBuf {
-    repo_root().join("tests/hal-firmware")
-}
-
 /// Builds both firmwares into `dir`: (`firmware`, `hsi`).
 fn build(dir: &Path) -> (PathBuf, PathBuf) {
     let t = sim_host::model::target::builtin("stm32f407").unwrap();
     assert_eq!(t.guest.rust_target.as_deref(), Some(TRIPLE));
-    e2e_tests::require_tool("cargo");
-    e2e_tests::require_rust_target(TRIPLE);
-    let memory = dir.join("memory.x");
-    std::fs::write(&memory, sim_host::tools::scaffold::memory_x(&t).unwrap()).unwrap();
-    let target_dir = process_scratch().join("hal-firmware-target");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
-        .args(["build", "--release", "--locked", "--target", TRIPLE])
-        .arg("--manifest-path")
-        .arg(firmware_dir().join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env("HAL_FIRMWARE_MEMORY_X", &memory)
-        .current_dir(dir);
-    // nothing of this build's own cargo invocation (its target folder,
-    // flags, profile) reaches the guest's
-    for (key, _) in std::env::vars() {
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key.contains("RUSTFLAGS") {
-            cargo.env_remove(key);
-        }
+    let memory = e2e_tests::firmware::memory_x(&t, dir);
+    let built = Firmware {
+        project: "hal-firmware",
+        triple: TRIPLE,
+        memory_x: Some(&memory),
+        bins: &["firmware", "hsi"],
     }
-    let out = cargo.output().expect("cargo runs");
-    assert!(out.status.success(), "{}", text(&out));
-    let release = target_dir.join(TRIPLE).join("release");
-    let copy = |bin: &str| {
-        let to = dir.join(format!("{bin}.elf"));
-        std::fs::copy(release.join(bin), &to).unwrap();
-        to
-    };
-    (copy("firmware"), copy("hsi"))
+    .build(dir);
+    (built[0].clone(), built[1].clone())
 }
 
 fn text(out: &Output) -> String {

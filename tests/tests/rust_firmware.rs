@@ -35,10 +35,10 @@
 //! span lies between (n - 1)(R + 1) and n(R + 1) plus the last tick's
 //! entry, handler and return and the loop (at most 1,000 cycles).
 
-use e2e_tests::{process_scratch, repo_root, scratch, sim_host_bin};
+use e2e_tests::firmware::Firmware;
+use e2e_tests::{repo_root, scratch, sim_host_bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
 /// SysTick's period in cycles (RELOAD + 1 in the firmware).
 const PERIOD: u64 = 20_000;
@@ -56,54 +56,28 @@ fn firmware_dir() -> PathBuf {
     repo_root().join("tests/rust-firmware")
 }
 
-/// Builds the firmware for `target` into `dir`. The cargo target folder
-/// is shared by the test process (the crates compile once per Rust
-/// target); the builds take turns, because the ELFs are copied out
-/// before the next target's link overwrites them.
+/// Builds the firmware for `target` into `dir`.
 fn build(target: &str, dir: &Path) -> Built {
-    static BUILDS: Mutex<()> = Mutex::new(());
     let t = sim_host::model::target::builtin(target).unwrap();
     let triple = t
         .guest
         .rust_target
         .clone()
         .expect("a Cortex-M target's triple");
-    e2e_tests::require_tool("cargo");
-    e2e_tests::require_rust_target(&triple);
     // arp-guest's build script compiles the ARP stubs with it
     e2e_tests::require_tool("arm-none-eabi-gcc");
-    let memory = dir.join("memory.x");
-    std::fs::write(&memory, sim_host::tools::scaffold::memory_x(&t).unwrap()).unwrap();
-    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
-    let target_dir = process_scratch().join("rust-firmware-target");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
-        .args(["build", "--release", "--locked", "--target", &triple])
-        .arg("--manifest-path")
-        .arg(firmware_dir().join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env("RUST_FIRMWARE_MEMORY_X", &memory)
-        .current_dir(dir);
-    // nothing of this build's own cargo invocation (its target folder,
-    // flags, profile) reaches the guest's
-    for (key, _) in std::env::vars() {
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key.contains("RUSTFLAGS") {
-            cargo.env_remove(key);
-        }
+    let memory = e2e_tests::firmware::memory_x(&t, dir);
+    let built = Firmware {
+        project: "rust-firmware",
+        triple: &triple,
+        memory_x: Some(&memory),
+        bins: &["firmware", "panics", "no_unlock"],
     }
-    let out = cargo.output().expect("cargo runs");
-    assert!(out.status.success(), "{target}: {}", text(&out));
-    let release = target_dir.join(&triple).join("release");
-    let copy = |bin: &str| {
-        let to = dir.join(format!("{bin}.elf"));
-        std::fs::copy(release.join(bin), &to).unwrap();
-        to
-    };
+    .build(dir);
     Built {
-        firmware: copy("firmware"),
-        panics: copy("panics"),
-        no_unlock: copy("no_unlock"),
+        firmware: built[0].clone(),
+        panics: built[1].clone(),
+        no_unlock: built[2].clone(),
     }
 }
 

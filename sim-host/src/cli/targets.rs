@@ -140,6 +140,9 @@ pub fn run(args: Args) -> Result<()> {
                 u.clock
             );
         }
+        for g in &t.gpios {
+            sim_host::show!("  {:<10} {:#010x} {:?} GPIO block", g.name, g.base, g.kind);
+        }
         if let Some(x) = &t.xip {
             sim_host::show!(
                 "  XIP cache in front of `{}`: {} KiB, {} ways, {}-byte lines, a line read from the flash {} cycles",

@@ -27,7 +27,7 @@ pub(super) fn state(target: &Target) -> Option<Box<DeviceRun>> {
     // the GPIO ports are answered as the UARTs are (gated, no clock of
     // their own): one list
     let uarts: Vec<Box<dyn Device>> = (target.uarts.iter().map(devices::uart::build))
-        .chain(target.gpios.iter().map(devices::stm32_gpio::build))
+        .chain(target.gpios.iter().map(devices::gpio))
         .collect();
     // the tree first: its blocks are looked up before the UARTs'
     let tree_blocks = tree.iter().flat_map(|t| t.blocks());

@@ -405,11 +405,16 @@ pub(super) fn cpu_model(target: &Target) -> Result<i32, MachineError> {
 /// an STM32's flash). The table is the first of 0 and the loaded segments'
 /// starts, lowest first, that holds an initial stack pointer in RAM and a
 /// reset handler that is a function; cortex-m-rt puts it in a read-only
-/// segment of its own, before the executable one. Without one: 0, or the
+/// segment of its own, before the executable one. A segment that starts
+/// with an RP2040 second-stage boot is entered as that boot enters it,
+/// through the table after it ([`after_boot2`]). Without one: 0, or the
 /// lowest executable segment.
 fn vector_table(image: &GuestImage, target: &Target) -> u64 {
     let mut starts: Vec<u64> = image.segments.iter().map(|s| s.load_addr).collect();
     starts.sort_unstable();
+    let starts = starts
+        .into_iter()
+        .flat_map(|at| after_boot2(image, at).into_iter().chain([at]));
     std::iter::once(0)
         .chain(starts)
         .find(|&at| table_at(image, target, at).is_some())
@@ -425,6 +430,42 @@ fn vector_table(image: &GuestImage, target: &Target) -> u64 {
                 .min()
                 .unwrap_or(0)
         })
+}
+
+/// The RP2040's second-stage boot: the boot ROM runs the flash's first
+/// 256 bytes only if their last word is the CRC-32 of the 252 before it
+/// (RP2040 datasheet 2.8.1.3.1, "Checksum"; polynomial
+/// 0x04c11db7, initial value 0xffffffff, no reflection, no final XOR, as
+/// pico-sdk's src/rp2040/boot_stage2/pad_checksum writes it), and a
+/// boot2 ends by pointing VTOR at XIP_BASE + 0x100 and entering through
+/// that table (pico-sdk boot_stage2/asminclude/boot2_helpers/
+/// exit_from_boot2.S, `vector_into_flash`). The rp2040 preset starts as
+/// boot2 leaves the flash, so a program whose segment at `at` starts
+/// with such a block (an rp2040-hal firmware's `.boot2`) has its table at
+/// `at + 0x100`.
+fn after_boot2(image: &GuestImage, at: u64) -> Option<u64> {
+    const BOOT2: u64 = 256;
+    let block = image.bytes_at(at, BOOT2 as usize)?;
+    let (code, check) = block.split_at(252);
+    let check = u32::from_le_bytes(check.try_into().ok()?);
+    (crc32_mpeg2(code) == check).then_some(at + BOOT2)
+}
+
+/// CRC-32 with polynomial 0x04c11db7, initial value 0xffffffff, no
+/// reflection and no final XOR (the boot ROM's, see [`after_boot2`]).
+fn crc32_mpeg2(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= u32::from(byte) << 24;
+        for _ in 0..8 {
+            crc = if crc & 0x8000_0000 != 0 {
+                crc << 1 ^ 0x04c1_1db7
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
 }
 
 /// The initial stack pointer and reset handler of a vector table at `at`,
@@ -647,4 +688,60 @@ pub(super) fn install_observers(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalogue's check value of CRC-32/MPEG-2 (the boot ROM's CRC):
+    /// "123456789" gives 0x0376e6e7.
+    #[test]
+    fn the_boot_rom_crc_is_crc32_mpeg2() {
+        assert_eq!(crc32_mpeg2(b"123456789"), 0x0376_e6e7);
+    }
+
+    /// One flash segment holding a boot2 block, the vector table after
+    /// it and the reset handler (as a GNU ld link of boot2 and the
+    /// program into one segment gives); `checked` seals the block with
+    /// the boot ROM's CRC.
+    fn one_segment(checked: bool) -> GuestImage {
+        let mut data = vec![0u8; 0x200];
+        data[..4].copy_from_slice(&0x4b32_b500u32.to_le_bytes());
+        let crc = crc32_mpeg2(&data[..252]) ^ u32::from(!checked);
+        data[252..256].copy_from_slice(&crc.to_le_bytes());
+        data[0x100..0x104].copy_from_slice(&0x2004_0000u32.to_le_bytes());
+        data[0x104..0x108].copy_from_slice(&0x1000_01c1u32.to_le_bytes());
+        GuestImage {
+            file: "boot2.elf".into(),
+            arch: Arch::Arm,
+            entry: 0x1000_01c1,
+            segments: vec![crate::image::elf::Segment {
+                index: 0,
+                load_addr: 0x1000_0000,
+                data,
+                mem_size: 0x200,
+                executable: true,
+            }],
+            functions: vec![crate::image::elf::Function {
+                addr: 0x1000_01c0,
+                size: 0x40,
+                name: "Reset".into(),
+            }],
+            symbols: Vec::new(),
+            needs: None,
+            arp_names: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_program_after_a_checked_boot2_is_entered_through_its_table() {
+        let target = crate::model::target::builtin("rp2040").unwrap();
+        let image = one_segment(true);
+        assert_eq!(vector_table(&image, &target), 0x1000_0100);
+        assert_eq!(reset_state(&image, &target), (0x2004_0000, 0x1000_01c0));
+        // a block the boot ROM would refuse is no boot2: no table there
+        let image = one_segment(false);
+        assert_eq!(vector_table(&image, &target), 0x1000_0000);
+    }
 }

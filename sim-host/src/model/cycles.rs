@@ -124,6 +124,10 @@ pub struct Insn {
     pub subword: bool,
     /// What a branch predictor sees of it.
     pub branch: BranchKind,
+    /// An unconditional direct branch to the instruction after it (`b
+    /// 1f; 1:`, pico-sdk's and rp2040-hal's 2-cycle delay): taken,
+    /// though its successor is its fall-through.
+    pub jumps_to_next: bool,
 }
 
 impl Insn {
@@ -146,6 +150,7 @@ impl Insn {
             bitfield: false,
             subword: false,
             branch: BranchKind::None,
+            jumps_to_next: false,
         }
     }
 
@@ -243,6 +248,12 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
     cost.cycles = schedule.end();
     cost.fallthrough = last.addr + u64::from(last.size);
     cost.taken_extra = target.row(last.class).map_or(0, |r| r.taken) + schedule.taken_extra;
+    if last.jumps_to_next && target.predictor.is_none() {
+        // a B is always taken (DDI 0484C Table 3-1, B: 2; DDI 0337I
+        // Table 18-1, B: 1 + P), also to its fall-through, where the
+        // engine sees no taken branch: its refill is the block's own
+        cost.cycles += cost.taken_extra;
+    }
     if target.predictor.is_some() {
         cost.branch = last.branch;
     }
@@ -652,6 +663,23 @@ mod tests {
         assert_eq!(cost.cycles, 2);
         assert_eq!(cost.fallthrough, 0x104);
         assert_eq!(cost.taken_extra, 1);
+    }
+
+    /// An unconditional B to its own fall-through still pays its taken
+    /// cycle (the engine sees no taken branch there): pico-sdk's `b 1f;
+    /// 1:` delays 2 cycles on the M0+ (DDI 0484C Table 3-1, B: 2).
+    #[test]
+    fn a_b_to_the_next_instruction_is_taken() {
+        let target = crate::model::target::builtin("cortex-m0plus").unwrap();
+        let b = Insn {
+            jumps_to_next: true,
+            ..Insn::simple(0x100, 2, InsnClass::Branch)
+        };
+        let cost = price_block(&target, &[b], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (2, 1));
+        let elsewhere = Insn::simple(0x100, 2, InsnClass::Branch);
+        let cost = price_block(&target, &[elsewhere], 0);
+        assert_eq!((cost.cycles, cost.taken_extra), (1, 1));
     }
 
     #[test]

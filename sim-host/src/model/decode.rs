@@ -327,6 +327,11 @@ impl Decoder {
             bitfield: is_bitfield(id),
             subword: is_subword_load(id),
             branch: arm_branch_kind(class, ops.reads, ops.writes, ops.address_regs),
+            jumps_to_next: class == InsnClass::Branch
+                && arm.operands().any(|op| {
+                    matches!(op.op_type, ArmOperandType::Imm(to)
+                        if to as u32 as u64 == raw.address() + u64::from(size))
+                }),
         })
     }
 
@@ -505,6 +510,7 @@ impl Decoder {
             bitfield: false,
             subword,
             branch,
+            jumps_to_next: false,
         })
     }
 }
@@ -1533,6 +1539,21 @@ mod tests {
         assert_eq!((insns[2].reads, insns[2].writes), (t2, t2), "c.addi");
         // c.mv is add rd, x0, rs2: its destination is not read
         assert_eq!((insns[3].reads, insns[3].writes), (a1, a0), "c.mv");
+    }
+
+    /// pico-sdk's divider delay, `b 1f; 1:`, is a B to the next
+    /// instruction; `b .` (to itself) and a BNE to the next are not.
+    #[test]
+    fn a_b_to_the_next_instruction_is_marked() {
+        let code = [
+            0xff, 0xe7, // b 0x1002 (the next instruction)
+            0xfe, 0xe7, // b . (0x1002)
+            0xff, 0xd1, // bne 0x1006 (the next instruction)
+        ];
+        let insns = arm(&code);
+        let marked: Vec<bool> = insns.iter().map(|i| i.jumps_to_next).collect();
+        assert_eq!(marked, [true, false, false]);
+        assert_eq!(insns[0].class, InsnClass::Branch);
     }
 
     #[test]

@@ -407,14 +407,48 @@ pub fn validate_uarts(files: Vec<UartFile>) -> Result<Vec<UartSpec>, FieldError>
 pub enum GpioKind {
     /// The STM32F4's GPIO port (RM0090 8.4).
     Stm32f4,
+    /// The RP2040's SIO (datasheet 2.3.1): CPUID, GPIO_OUT/OE, the
+    /// spinlocks and the hardware divider (`host::devices::rp2040_sio`).
+    Rp2040Sio,
+    /// The RP2040's IO_BANK0: each GPIO's function select (2.19.6.1).
+    Rp2040IoBank0,
+    /// The RP2040's PADS_BANK0: each GPIO's pad control (2.19.6.3).
+    Rp2040PadsBank0,
 }
 
-/// A `[[gpio]]` entry as a target file writes it.
+impl GpioKind {
+    /// Bytes of its register block: an STM32 port's 1 KiB (RM0090 Table
+    /// 1), the SIO's 4 KiB page (its registers end below 0x180), an
+    /// RP2040 APB block's 16 KiB (its registers and the XOR, SET and
+    /// CLEAR aliases at +0x1000, +0x2000, +0x3000: datasheet 2.1.2).
+    pub fn block_bytes(self) -> u64 {
+        match self {
+            GpioKind::Stm32f4 => 0x400,
+            GpioKind::Rp2040Sio => 0x1000,
+            GpioKind::Rp2040IoBank0 | GpioKind::Rp2040PadsBank0 => 0x4000,
+        }
+    }
+
+    /// The name a block of this kind must have (the STM32's ports:
+    /// GPIOA to GPIOK, checked apart).
+    fn fixed_name(self) -> Option<&'static str> {
+        match self {
+            GpioKind::Stm32f4 => None,
+            GpioKind::Rp2040Sio => Some("SIO"),
+            GpioKind::Rp2040IoBank0 => Some("IO_BANK0"),
+            GpioKind::Rp2040PadsBank0 => Some("PADS_BANK0"),
+        }
+    }
+}
+
+/// A `[[gpio]]` entry as a target file writes it: an STM32 port, or one
+/// of the RP2040's GPIO blocks (SIO, IO_BANK0, PADS_BANK0).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpioFile {
     pub kind: GpioKind,
-    /// "GPIOA" to "GPIOK": the letter picks the port's reset values.
+    /// "GPIOA" to "GPIOK": the letter picks the port's reset values (an
+    /// RP2040 block: its own name, "SIO").
     pub name: String,
     pub base: u64,
     /// What must hold in the clock tree before it is used.
@@ -434,13 +468,13 @@ pub struct GpioSpec {
     pub gates: Vec<GateFile>,
 }
 
-/// Checks the `[[gpio]]` entries: named GPIOA to GPIOK, cited, bases on
-/// their 1 KiB blocks, distinct, clear of the UARTs.
+/// Checks the `[[gpio]]` entries: named GPIOA to GPIOK (an RP2040 block:
+/// by its kind), cited, bases on their blocks, distinct, clear of the
+/// UARTs.
 pub fn validate_gpios(
     files: Vec<GpioFile>,
     uarts: &[UartSpec],
 ) -> Result<Vec<GpioSpec>, FieldError> {
-    const BLOCK: u64 = 0x400;
     let mut out: Vec<GpioSpec> = Vec::new();
     for (i, g) in files.into_iter().enumerate() {
         let field = |f: &str| format!("gpio[{i}].{f}");
@@ -450,8 +484,18 @@ pub fn validate_gpios(
                 "every GPIO port and gate needs a `cite`".into(),
             ));
         }
-        let port = match g.name.strip_prefix("GPIO").map(str::as_bytes) {
-            Some(&[letter @ b'A'..=b'K']) => letter - b'A',
+        let block = g.kind.block_bytes();
+        let port = match (g.kind.fixed_name(), g.name.strip_prefix("GPIO")) {
+            (Some(name), _) if name == g.name => 0,
+            (Some(name), _) => {
+                return Err((
+                    field("name"),
+                    format!("`{}`: a block of this kind is named {name}", g.name),
+                ))
+            }
+            (None, Some(letter)) if matches!(letter.as_bytes(), [b'A'..=b'K']) => {
+                letter.as_bytes()[0] - b'A'
+            }
             _ => {
                 return Err((
                     field("name"),
@@ -459,10 +503,10 @@ pub fn validate_gpios(
                 ))
             }
         };
-        if g.base % BLOCK != 0 {
+        if g.base % block != 0 {
             return Err((
                 field("base"),
-                format!("{:#x}: not aligned to its {BLOCK:#x}-byte block", g.base),
+                format!("{:#x}: not aligned to its {block:#x}-byte block", g.base),
             ));
         }
         if g.gates.iter().any(|g| g.bit > 31) {
@@ -473,7 +517,7 @@ pub fn validate_gpios(
         }
         if let Some(u) = uarts
             .iter()
-            .find(|u| g.base < u.base + u.kind.block_bytes() && u.base < g.base + BLOCK)
+            .find(|u| g.base < u.base + u.kind.block_bytes() && u.base < g.base + block)
         {
             return Err((field("base"), format!("{:#x} overlaps {}", g.base, u.name)));
         }
@@ -724,6 +768,35 @@ max_hz = { value = 133_000_000, cite = "RP2040 datasheet 2.18.2" }
         assert!(message.contains("GPIOA to GPIOK"), "{message}");
         let (field, _) = validate_gpios(vec![gpio("GPIOB"), gpio("GPIOB")], &[]).unwrap_err();
         assert_eq!(field, "gpio[1].name");
+    }
+
+    #[test]
+    fn an_rp2040_block_is_named_by_its_kind_and_aligned_to_its_aliases() {
+        let block = |kind, name: &str, base| GpioFile {
+            kind,
+            name: name.into(),
+            base,
+            gates: Vec::new(),
+            cite: "test".into(),
+        };
+        let ok = validate_gpios(
+            vec![
+                block(GpioKind::Rp2040Sio, "SIO", 0xd000_0000),
+                block(GpioKind::Rp2040IoBank0, "IO_BANK0", 0x4001_4000),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(ok.len(), 2);
+        let wrong = block(GpioKind::Rp2040Sio, "GPIOA", 0xd000_0000);
+        let (field, message) = validate_gpios(vec![wrong], &[]).unwrap_err();
+        assert_eq!(field, "gpio[0].name");
+        assert!(message.contains("named SIO"), "{message}");
+        // the 16 KiB of the block and its atomic aliases
+        let unaligned = block(GpioKind::Rp2040PadsBank0, "PADS_BANK0", 0x4001_d000);
+        let (field, message) = validate_gpios(vec![unaligned], &[]).unwrap_err();
+        assert_eq!(field, "gpio[0].base");
+        assert!(message.contains("0x4000-byte"), "{message}");
     }
 
     /// RM0090 2.3.3's example in the peripheral region: bit 2 of the byte

@@ -14,6 +14,8 @@
 pub mod device;
 pub mod registers;
 pub mod rp2040_clocks;
+pub mod rp2040_io;
+pub mod rp2040_sio;
 pub mod stm32_gpio;
 pub mod stm32_rcc;
 pub mod uart;
@@ -56,7 +58,7 @@ pub fn pages(target: &crate::model::target::Target) -> Vec<u64> {
             .iter()
             .map(|u| u.base..u.base + u.kind.block_bytes()),
     );
-    blocks.extend((target.gpios.iter()).map(|g| g.base..g.base + stm32_gpio::BLOCK_BYTES));
+    blocks.extend((target.gpios.iter()).map(|g| g.base..g.base + g.kind.block_bytes()));
     let mut pages: Vec<u64> = blocks
         .iter()
         .flat_map(|b| (b.start / PAGE..b.end.div_ceil(PAGE)).map(|n| n * PAGE))
@@ -64,4 +66,15 @@ pub fn pages(target: &crate::model::target::Target) -> Vec<u64> {
     pages.sort_unstable();
     pages.dedup();
     pages
+}
+
+/// The block a `[[gpio]]` entry describes: an STM32 port, or the
+/// RP2040's SIO, IO_BANK0 or PADS_BANK0.
+pub fn gpio(spec: &crate::model::devices::GpioSpec) -> Box<dyn Device> {
+    use crate::model::devices::GpioKind;
+    match spec.kind {
+        GpioKind::Stm32f4 => stm32_gpio::build(spec),
+        GpioKind::Rp2040Sio => rp2040_sio::build(spec),
+        GpioKind::Rp2040IoBank0 | GpioKind::Rp2040PadsBank0 => rp2040_io::build(spec),
+    }
 }

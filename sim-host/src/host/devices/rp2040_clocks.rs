@@ -118,7 +118,7 @@ impl Block {
 
 /// How an address reaches its register (2.1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Alias {
+pub(super) enum Alias {
     Normal,
     Xor,
     Set,
@@ -126,7 +126,7 @@ enum Alias {
 }
 
 impl Alias {
-    fn of(window: u64) -> Alias {
+    pub(super) fn of(window: u64) -> Alias {
         match window {
             1 => Alias::Xor,
             2 => Alias::Set,
@@ -136,7 +136,7 @@ impl Alias {
     }
 
     /// The value an alias write leaves for the register to take.
-    fn apply(self, current: u32, v: u32) -> u32 {
+    pub(super) fn apply(self, current: u32, v: u32) -> u32 {
         match self {
             Alias::Normal => v,
             Alias::Xor => current ^ v,
@@ -149,7 +149,7 @@ impl Alias {
 /// RP2040 datasheet 2.1.4 (Narrow IO Register Writes): an IO register
 /// samples the whole 32-bit write bus, and the Cortex-M0+ replicates a
 /// byte or halfword across it.
-fn replicate(value: u32, mask: u32) -> u32 {
+pub(super) fn replicate(value: u32, mask: u32) -> u32 {
     if mask == u32::MAX || mask == 0 {
         return value;
     }
