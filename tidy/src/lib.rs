@@ -311,12 +311,7 @@ impl References<'_> {
             let first = segments.first().map(String::as_str);
             let local = matches!(first, None | Some("crate" | "self" | "super" | "Self"));
             if !local && (from_use || segments.len() > 1) {
-                self.externals.push(ExternalUse {
-                    from: self.module.clone(),
-                    name: segments[0].clone(),
-                    file: self.file.to_owned(),
-                    line,
-                });
+                self.note_external(&segments[0], line);
             }
             return;
         };
@@ -328,6 +323,17 @@ impl References<'_> {
                 line,
             });
         }
+    }
+
+    /// Notes a name that is no module of this crate (a global path
+    /// `::name::...` is always one).
+    fn note_external(&mut self, name: &str, line: usize) {
+        self.externals.push(ExternalUse {
+            from: self.module.clone(),
+            name: name.to_owned(),
+            file: self.file.to_owned(),
+            line,
+        });
     }
 
     fn function(&mut self, name: String, sig: &syn::Signature, block: &syn::Block) {
@@ -346,9 +352,10 @@ impl References<'_> {
     /// Notes the paths written in a token stream (a macro's arguments or
     /// body, an attribute's arguments): every run `a::b::c` of two
     /// identifiers or more, `$crate` read as `crate`. A run after `::` (a
-    /// global path, or one after generic arguments) or a metavariable
-    /// (`$x::y`) names nothing this reader can resolve and is skipped; a
-    /// single identifier is a variable or a type as often as a module.
+    /// global path `::name::x`, or one after generic arguments) names an
+    /// external crate if anything; one after `$` but `$crate` is a
+    /// metavariable's (`$x::y`) and is skipped; a single identifier is a
+    /// variable or a type as often as a module.
     fn token_paths(&mut self, tokens: proc_macro2::TokenStream) {
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
         let mut i = 0;
@@ -360,7 +367,6 @@ impl References<'_> {
                 i += 1;
                 continue;
             };
-            // `$crate` is the punctuation `$` and the identifier `crate`
             let mut segments = vec![first.to_string()];
             let mut next = i + 1;
             while path_separator(&tokens, next) {
@@ -370,11 +376,14 @@ impl References<'_> {
                 segments.push(s.to_string());
                 next += 3;
             }
+            // `$crate` is the punctuation `$` and the identifier `crate`
             let after_dollar = i > 0 && punct(&tokens[i - 1], '$');
             let global = i > 1 && path_separator(&tokens, i - 2);
-            let named = !global && (!after_dollar || segments[0] == "crate");
-            if named && segments.len() > 1 {
-                self.note(&segments, first.span().start().line, false);
+            let line = first.span().start().line;
+            if segments.len() > 1 && global {
+                self.note_external(&segments[0], line);
+            } else if segments.len() > 1 && (!after_dollar || segments[0] == "crate") {
+                self.note(&segments, line, false);
             }
             i = next;
         }
@@ -430,14 +439,19 @@ impl<'ast> Visit<'ast> for References<'_> {
         use_paths(&u.tree, &mut Vec::new(), &mut paths);
         let line = u.span().start().line;
         for p in paths {
-            self.note(&p, line, u.leading_colon.is_none());
+            match (&u.leading_colon, p.first()) {
+                (Some(_), Some(first)) => self.note_external(first, line),
+                _ => self.note(&p, line, true),
+            }
         }
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        if p.leading_colon.is_none() {
-            let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-            self.note(&segments, p.span().start().line, false);
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        let line = p.span().start().line;
+        match &p.leading_colon {
+            Some(_) => self.note_external(&segments[0], line),
+            None => self.note(&segments, line, false),
         }
         syn::visit::visit_path(self, p);
     }

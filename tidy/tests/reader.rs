@@ -241,7 +241,8 @@ fn an_external_crate_outside_its_layers_is_found() {
             ("lib.rs", "pub mod low; pub mod high;"),
             (
                 "low.rs",
-                "use std::fmt; pub fn f(v: u8) -> String { format!(\"{}\", serde_json::json!(v)) }",
+                "use std::fmt; pub fn f(v: u8) -> String { format!(\"{}\", serde_json::json!(v)) } \
+                 fn g() { ::capstone::f(); h!(::capstone::Capstone::new); }",
             ),
             (
                 "high.rs",
@@ -265,7 +266,15 @@ fn an_external_crate_outside_its_layers_is_found() {
             .map(|u| format!("{} uses {}", display(&u.from), u.name))
             .collect();
     // high's own module `serde_json` is not the crate
-    assert_eq!(found, ["low uses serde_json", "high uses unicorn_engine"]);
+    assert_eq!(
+        found,
+        [
+            "low uses serde_json",
+            "low uses capstone",
+            "low uses capstone",
+            "high uses unicorn_engine"
+        ]
+    );
 }
 
 #[test]
