@@ -30,9 +30,12 @@ build: bootstrap
 guests: bootstrap
 	@python3 guest-shim/build.py --out $(GUESTS)
 
+# The format, clippy's warnings as errors, and the code's own rules (tidy:
+# layers, crates per layer, circles, function length); `.ci/run` runs it.
 lint:
-	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) test --release -p tidy
 
 clean:
 	$(CARGO) clean

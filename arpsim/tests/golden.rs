@@ -19,6 +19,13 @@ fn golden(name: &str) -> PathBuf {
 fn check(name: &str, bytes: &[u8], header: &Header, records: &[Record]) {
     let path = golden(name);
     if std::env::var_os("ARPSIM_BLESS").is_some() {
+        // a blessed file is reviewed by a person: a CI job that blessed
+        // would pass whatever the outputs are
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "ARPSIM_BLESS is set and so is CI: golden files are not blessed under CI \
+             (bless them outside it with ARPSIM_BLESS=1, then review git diff)"
+        );
         std::fs::write(&path, bytes).unwrap();
     }
     let expected = std::fs::read(&path).unwrap_or_else(|e| {

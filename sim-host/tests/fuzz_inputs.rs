@@ -299,8 +299,10 @@ proptest! {
     }
 
     /// Forged shard files for `suite merge`: any index and count, up to
-    /// usize::MAX, load as a shard or are refused naming the file, and a
-    /// merge lists what is missing in a bounded number of lines.
+    /// usize::MAX, load as a shard or are refused naming the file. A shard
+    /// merged twice is refused (the merge contract: every entry exactly
+    /// once), naming the shard and its file, and what else is missing is
+    /// listed in a bounded number of lines.
     #[test]
     fn forged_shards_are_refused_or_merged_in_bounded_lines(
         index in prop_oneof![Just(0usize), Just(1usize), any::<usize>()],
@@ -316,15 +318,20 @@ proptest! {
             Err(e) => prop_assert!(e.to_string().contains("shard.json"), "{e}"),
             Ok(part) => {
                 let again = sim_host::tools::suite::merge::load(&file).unwrap();
+                let shard = format!("shard {index}/{count}: given 2 times");
                 match sim_host::tools::suite::merge::merge(vec![part, again]) {
-                    Ok(_) => {}
+                    Ok(_) => prop_assert!(false, "{shard}, and merged"),
                     Err(sim_host::tools::suite::merge::MergeError::Incomplete(lines)) => {
                         prop_assert!(lines.len() < 64, "{} lines", lines.len());
                         let bytes: usize = lines.iter().map(String::len).sum();
                         prop_assert!(bytes < 64 * 1024, "{bytes} bytes of problems");
+                        let named = lines
+                            .iter()
+                            .any(|l| l.starts_with(&shard) && l.contains("shard.json"));
+                        prop_assert!(named, "no `{shard}` naming shard.json in {lines:?}");
                     }
                     Err(sim_host::tools::suite::merge::MergeError::Invalid(e)) => {
-                        prop_assert!(e.to_string().contains("shard.json"), "{e}");
+                        prop_assert!(false, "{shard}, refused for another reason: {e}");
                     }
                 }
             }

@@ -17,9 +17,25 @@ pub fn path(name: &str) -> PathBuf {
     crate::repo_root().join("tests/golden").join(name)
 }
 
-/// Whether this run rewrites the golden files.
+/// Whether this run rewrites the golden files ([`bless_decision`] of the
+/// environment; a test fails when it is refused).
 pub fn blessing() -> bool {
-    std::env::var_os(BLESS).is_some()
+    let bless = std::env::var_os(BLESS).is_some();
+    bless_decision(bless, crate::probe::in_ci()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether to rewrite the golden files, `bless` being whether
+/// `ARPSIM_BLESS` is set: never under `CI` (`ci`). A blessed file is
+/// reviewed by a person (`git diff tests/golden`); a CI job that blessed
+/// would pass whatever the outputs are.
+pub fn bless_decision(bless: bool, ci: bool) -> Result<bool, String> {
+    if bless && ci {
+        return Err(format!(
+            "{BLESS} is set and so is CI: golden files are not blessed under CI \
+             (bless them outside it with {BLESS}=1, then review git diff tests/golden)"
+        ));
+    }
+    Ok(bless)
 }
 
 /// Compares `actual` with the golden file `name`; fails the test at the

@@ -659,6 +659,20 @@ fn a_flipped_byte_in_an_output_is_a_difference() {
     }
 }
 
+/// Blessing is refused under CI, with a message saying why and how to
+/// bless; without `ARPSIM_BLESS` nothing is blessed, CI or not.
+#[test]
+fn blessing_is_refused_under_ci() {
+    let refused = golden::bless_decision(true, true).expect_err("blessing under CI");
+    assert!(
+        refused.contains("ARPSIM_BLESS") && refused.contains("CI"),
+        "{refused}"
+    );
+    assert_eq!(golden::bless_decision(true, false), Ok(true));
+    assert_eq!(golden::bless_decision(false, true), Ok(false));
+    assert_eq!(golden::bless_decision(false, false), Ok(false));
+}
+
 /// The byte ranges of the numbers after each of `keys` in `text`.
 fn host_value_spans(text: &str, keys: &[&str]) -> Vec<std::ops::Range<usize>> {
     let mut spans = Vec::new();

@@ -9,10 +9,18 @@
 //! 2018's uniform paths), in `use` lines and in code alike. Declaring a
 //! child (`mod a;`) is not a use. A `pub use` re-export is a use: a facade
 //! module that re-exports its children's items is above them, so they must
-//! not reach their siblings through it.
+//! not reach their siblings through it. Paths written inside macro calls
+//! (`format!("{}", crate::a::X)`), `macro_rules!` bodies (`$crate::a::X`)
+//! and attribute arguments (`#[derive(serde::Serialize)]`) count as well:
+//! they are read from the token stream as `a::b` runs of identifiers.
+//!
+//! The first segment of every other path (`capstone::Insn`, `use toml;`)
+//! is kept as an [`ExternalUse`]: the caller knows which of those names are
+//! crates (a package's dependencies) and which layer may use them.
 
 #![forbid(unsafe_code)]
 
+use proc_macro2::TokenTree;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
@@ -40,12 +48,25 @@ pub struct FnLength {
     pub lines: usize,
 }
 
+/// A path of a module that starts with a name that is not one of the
+/// crate's modules (`capstone::Insn`, `std::fmt`, `Self::new`): `name` is
+/// that first segment. Which of them are external crates is the caller's
+/// to say (a package's dependencies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalUse {
+    pub from: ModPath,
+    pub name: String,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
 /// What reading a crate found.
 #[derive(Debug, Default)]
 pub struct CrateGraph {
     /// Every (non-test) module, with the file it is written in.
     pub modules: BTreeMap<ModPath, PathBuf>,
     pub edges: Vec<Edge>,
+    pub externals: Vec<ExternalUse>,
     pub functions: Vec<FnLength>,
 }
 
@@ -75,6 +96,7 @@ pub fn read_crate(root: &Path) -> Result<CrateGraph, ReadError> {
             known: &known,
             file: &m.file,
             edges: &mut graph.edges,
+            externals: &mut graph.externals,
             functions: &mut graph.functions,
         };
         for item in &m.items {
@@ -239,6 +261,7 @@ struct References<'a> {
     known: &'a BTreeSet<ModPath>,
     file: &'a Path,
     edges: &'a mut Vec<Edge>,
+    externals: &'a mut Vec<ExternalUse>,
     functions: &'a mut Vec<FnLength>,
 }
 
@@ -280,8 +303,16 @@ impl References<'_> {
         Some(base)
     }
 
-    fn note(&mut self, segments: &[String], line: usize) {
+    /// Notes what a path uses: a module of this crate, or else (when the
+    /// path can name a crate: a `use` path, or two segments or more) the
+    /// name it starts with.
+    fn note(&mut self, segments: &[String], line: usize, from_use: bool) {
         let Some(to) = self.resolve(segments) else {
+            let first = segments.first().map(String::as_str);
+            let local = matches!(first, None | Some("crate" | "self" | "super" | "Self"));
+            if !local && (from_use || segments.len() > 1) {
+                self.note_external(&segments[0], line);
+            }
             return;
         };
         if &to != self.module {
@@ -294,6 +325,17 @@ impl References<'_> {
         }
     }
 
+    /// Notes a name that is no module of this crate (a global path
+    /// `::name::...` is always one).
+    fn note_external(&mut self, name: &str, line: usize) {
+        self.externals.push(ExternalUse {
+            from: self.module.clone(),
+            name: name.to_owned(),
+            file: self.file.to_owned(),
+            line,
+        });
+    }
+
     fn function(&mut self, name: String, sig: &syn::Signature, block: &syn::Block) {
         let start = sig.fn_token.span.start().line;
         let end = block.brace_token.span.close().end().line;
@@ -303,6 +345,62 @@ impl References<'_> {
             name,
             lines: end + 1 - start,
         });
+    }
+}
+
+impl References<'_> {
+    /// Notes the paths written in a token stream (a macro's arguments or
+    /// body, an attribute's arguments): every run `a::b::c` of two
+    /// identifiers or more, `$crate` read as `crate`. A run after `::` (a
+    /// global path `::name::x`, or one after generic arguments) names an
+    /// external crate if anything; one after `$` but `$crate` is a
+    /// metavariable's (`$x::y`) and is skipped; a single identifier is a
+    /// variable or a type as often as a module.
+    fn token_paths(&mut self, tokens: proc_macro2::TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            let TokenTree::Ident(first) = &tokens[i] else {
+                if let TokenTree::Group(g) = &tokens[i] {
+                    self.token_paths(g.stream());
+                }
+                i += 1;
+                continue;
+            };
+            let mut segments = vec![first.to_string()];
+            let mut next = i + 1;
+            while path_separator(&tokens, next) {
+                let Some(TokenTree::Ident(s)) = tokens.get(next + 2) else {
+                    break;
+                };
+                segments.push(s.to_string());
+                next += 3;
+            }
+            // `$crate` is the punctuation `$` and the identifier `crate`
+            let after_dollar = i > 0 && punct(&tokens[i - 1], '$');
+            let global = i > 1 && path_separator(&tokens, i - 2);
+            let line = first.span().start().line;
+            if segments.len() > 1 && global {
+                self.note_external(&segments[0], line);
+            } else if segments.len() > 1 && (!after_dollar || segments[0] == "crate") {
+                self.note(&segments, line, false);
+            }
+            i = next;
+        }
+    }
+}
+
+fn punct(t: &TokenTree, c: char) -> bool {
+    matches!(t, TokenTree::Punct(p) if p.as_char() == c)
+}
+
+/// Whether `::` starts at `tokens[at]`.
+fn path_separator(tokens: &[TokenTree], at: usize) -> bool {
+    match (tokens.get(at), tokens.get(at + 1)) {
+        (Some(TokenTree::Punct(a)), Some(b)) => {
+            a.as_char() == ':' && a.spacing() == proc_macro2::Spacing::Joint && punct(b, ':')
+        }
+        _ => false,
     }
 }
 
@@ -341,14 +439,31 @@ impl<'ast> Visit<'ast> for References<'_> {
         use_paths(&u.tree, &mut Vec::new(), &mut paths);
         let line = u.span().start().line;
         for p in paths {
-            self.note(&p, line);
+            match (&u.leading_colon, p.first()) {
+                (Some(_), Some(first)) => self.note_external(first, line),
+                _ => self.note(&p, line, true),
+            }
         }
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        self.note(&segments, p.span().start().line);
+        let line = p.span().start().line;
+        match &p.leading_colon {
+            Some(_) => self.note_external(&segments[0], line),
+            None => self.note(&segments, line, false),
+        }
         syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.visit_path(&m.path);
+        self.token_paths(m.tokens.clone());
+    }
+
+    fn visit_meta_list(&mut self, m: &'ast syn::MetaList) {
+        self.visit_path(&m.path);
+        self.token_paths(m.tokens.clone());
     }
 
     fn visit_visibility(&mut self, _: &'ast syn::Visibility) {
@@ -493,4 +608,170 @@ pub fn display(path: &[String]) -> String {
     } else {
         path.join("::")
     }
+}
+
+/// A crate root of the workspace: one library, binary or build script of a
+/// member package, as `cargo metadata` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrateRoot {
+    pub package: String,
+    /// `lib`, `bin`, `custom-build`, ... (Cargo's first kind of the target).
+    pub kind: String,
+    /// The root file, absolute.
+    pub root: PathBuf,
+    /// The external crates its code may name: its package's dependencies
+    /// of its kind (build dependencies for a build script), as Rust names
+    /// them (`-` read as `_`, renames applied), and for a binary its own
+    /// package's library.
+    pub crates: BTreeSet<String>,
+}
+
+/// The crate roots of the workspace at `dir` (its libraries, binaries and
+/// build scripts; tests, benches and examples left out), read from
+/// `cargo metadata` so that a new member or target is never forgotten.
+pub fn crate_roots(dir: &Path) -> Result<Vec<CrateRoot>, ReadError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| ReadError(format!("cargo metadata in {}: {e}", dir.display())))?;
+    if !out.status.success() {
+        return Err(ReadError(format!(
+            "cargo metadata in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| ReadError(format!("cargo metadata's output: {e}")))?;
+    let packages = meta["packages"].as_array().cloned().unwrap_or_default();
+    // a member's library may be named otherwise than its package
+    // (`sim-plot`'s is `plot`); a registry package's is taken to be its name
+    let lib_names: BTreeMap<String, String> = packages
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?.to_owned(), library_name(p)?)))
+        .collect();
+    let mut roots = Vec::new();
+    for package in &packages {
+        roots.extend(package_roots(package, &lib_names)?);
+    }
+    roots.sort_by(|a, b| a.root.cmp(&b.root));
+    Ok(roots)
+}
+
+/// The target kinds whose code is the product (not tests or examples).
+const ROOT_KINDS: &[&str] = &[
+    "lib",
+    "rlib",
+    "cdylib",
+    "staticlib",
+    "dylib",
+    "proc-macro",
+    "bin",
+    "custom-build",
+];
+
+/// The crate name of a package's library (`-` read as `_`), if it has one.
+fn library_name(package: &serde_json::Value) -> Option<String> {
+    let targets = package["targets"].as_array()?;
+    let lib = targets.iter().find(|t| {
+        t["kind"].as_array().is_some_and(|kinds| {
+            kinds
+                .iter()
+                .filter_map(|k| k.as_str())
+                .any(|k| ROOT_KINDS.contains(&k) && k != "bin" && k != "custom-build")
+        })
+    })?;
+    Some(lib["name"].as_str()?.replace('-', "_"))
+}
+
+fn package_roots(
+    package: &serde_json::Value,
+    lib_names: &BTreeMap<String, String>,
+) -> Result<Vec<CrateRoot>, ReadError> {
+    let name = package["name"].as_str().unwrap_or_default().to_owned();
+    let field = |what: &str| ReadError(format!("cargo metadata: package {name}: no {what}"));
+    let lib_name = library_name(package);
+    let mut roots = Vec::new();
+    for target in package["targets"]
+        .as_array()
+        .ok_or_else(|| field("targets"))?
+    {
+        let kinds: Vec<&str> = target["kind"]
+            .as_array()
+            .ok_or_else(|| field("target kind"))?
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        let Some(kind) = kinds.iter().find(|k| ROOT_KINDS.contains(k)) else {
+            continue;
+        };
+        let root = target["src_path"]
+            .as_str()
+            .ok_or_else(|| field("src_path"))?;
+        roots.push(CrateRoot {
+            package: name.clone(),
+            kind: (*kind).to_owned(),
+            root: PathBuf::from(root),
+            crates: BTreeSet::new(),
+        });
+    }
+    let deps = package["dependencies"]
+        .as_array()
+        .ok_or_else(|| field("dependencies"))?;
+    for root in &mut roots {
+        let wanted = if root.kind == "custom-build" {
+            "build"
+        } else {
+            "normal"
+        };
+        for dep in deps {
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            if kind != wanted {
+                continue;
+            }
+            let package = dep["name"].as_str().unwrap_or_default();
+            let crate_name = match dep["rename"].as_str() {
+                Some(rename) => rename.replace('-', "_"),
+                None => lib_names
+                    .get(package)
+                    .cloned()
+                    .unwrap_or_else(|| package.replace('-', "_")),
+            };
+            root.crates.insert(crate_name);
+        }
+        if root.kind == "bin" {
+            root.crates.extend(lib_name.clone());
+        }
+    }
+    Ok(roots)
+}
+
+/// Every use of an external crate (a name in `crates`) by a module whose
+/// layer (`layer_of` in `layers`; `outside` for modules in none, such as a
+/// binary's) is not allowed it: `allowed` maps a layer's name to the
+/// crates it may use. The standard library is always allowed.
+pub fn crates_out_of_place<'g>(
+    graph: &'g CrateGraph,
+    layers: &[&str],
+    outside: &str,
+    crates: &BTreeSet<String>,
+    allowed: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<&'g ExternalUse> {
+    graph
+        .externals
+        .iter()
+        .filter(|u| crates.contains(&u.name))
+        .filter(|u| {
+            let layer = layer_of(&u.from, layers).map_or(outside, |l| layers[l]);
+            !allowed.get(layer).is_some_and(|a| a.contains(&u.name))
+        })
+        .collect()
 }

@@ -1,8 +1,9 @@
 //! The reader itself, on small crates written here: it must see every
 //! kind of use (or the layer test could pass by seeing nothing).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use tidy::{arrows_up, circles, display, read_crate};
+use tidy::{arrows_up, circles, crate_roots, crates_out_of_place, display, read_crate};
 
 /// A scratch folder of the test's own, removed when the test ends.
 struct Scratch(PathBuf);
@@ -187,4 +188,146 @@ fn an_arrow_up_a_layer_is_found() {
         .map(|e| format!("{} -> {}", display(&e.from), display(&e.to)))
         .collect();
     assert_eq!(up, ["low::a -> high::b"]);
+}
+
+#[test]
+fn a_path_inside_a_macro_or_an_attribute_is_a_use() {
+    let dir = write_crate(
+        "macros",
+        &[
+            ("lib.rs", "pub mod low; pub mod high;"),
+            ("low/mod.rs", "pub mod a; pub mod b; pub mod c; pub mod d;"),
+            (
+                "low/a.rs",
+                "pub fn f() -> String { format!(\"{}\", crate::high::x::NAME) }",
+            ),
+            (
+                "low/b.rs",
+                "macro_rules! m { ($v:ident) => { $crate::high::y::g($v) }; }",
+            ),
+            ("low/c.rs", "#[derive(crate::high::z::Z)] pub struct S;"),
+            (
+                "low/d.rs",
+                // a metavariable's path, a global path and a lone name are
+                // none of the crate's modules
+                "macro_rules! n { ($high:ident) => { $high::x::g(); ::high::x::g(); high }; }",
+            ),
+            ("high/mod.rs", "pub mod x; pub mod y; pub mod z;"),
+            ("high/x.rs", "pub const NAME: &str = \"x\";"),
+            ("high/y.rs", "pub fn g(_: u8) {}"),
+            ("high/z.rs", "pub struct Z;"),
+        ],
+    );
+    let graph = read(&dir);
+    let up: Vec<String> = arrows_up(&graph, &["low", "high"])
+        .iter()
+        .map(|e| format!("{} -> {}", display(&e.from), display(&e.to)))
+        .collect();
+    assert_eq!(
+        up,
+        [
+            "low::a -> high::x",
+            "low::b -> high::y",
+            "low::c -> high::z"
+        ]
+    );
+}
+
+#[test]
+fn an_external_crate_outside_its_layers_is_found() {
+    let dir = write_crate(
+        "externals",
+        &[
+            ("lib.rs", "pub mod low; pub mod high;"),
+            (
+                "low.rs",
+                "use std::fmt; pub fn f(v: u8) -> String { format!(\"{}\", serde_json::json!(v)) } \
+                 fn g() { ::capstone::f(); h!(::capstone::Capstone::new); }",
+            ),
+            (
+                "high.rs",
+                "use capstone::Capstone; mod serde_json { pub fn f() {} } \
+                 fn g() { serde_json::f(); let _ = unicorn_engine::Unicorn::new; }",
+            ),
+        ],
+    );
+    let graph = read(&dir);
+    let crates: BTreeSet<String> = ["serde_json", "capstone", "unicorn_engine"]
+        .map(String::from)
+        .into();
+    let allowed: BTreeMap<String, BTreeSet<String>> = [
+        ("low".to_owned(), BTreeSet::new()),
+        ("high".to_owned(), ["capstone".to_owned()].into()),
+    ]
+    .into();
+    let found: Vec<String> =
+        crates_out_of_place(&graph, &["low", "high"], "cli", &crates, &allowed)
+            .iter()
+            .map(|u| format!("{} uses {}", display(&u.from), u.name))
+            .collect();
+    // high's own module `serde_json` is not the crate
+    assert_eq!(
+        found,
+        [
+            "low uses serde_json",
+            "low uses capstone",
+            "low uses capstone",
+            "high uses unicorn_engine"
+        ]
+    );
+}
+
+#[test]
+fn every_member_and_target_of_a_workspace_is_a_crate_root() {
+    let dir = std::env::temp_dir().join(format!("tidy-workspace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = Scratch(dir.clone());
+    let files = [
+        (
+            "Cargo.toml",
+            "[workspace]\nresolver = \"2\"\nmembers = [\"a\", \"nested/b-c\"]\n",
+        ),
+        (
+            "a/Cargo.toml",
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        ("a/src/lib.rs", ""),
+        ("a/src/main.rs", "fn main() {}"),
+        ("a/tests/t.rs", ""),
+        (
+            "nested/b-c/Cargo.toml",
+            "[package]\nname = \"b-c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nalpha = { path = \"../../a\", package = \"a\" }\n\
+             [build-dependencies]\na = { path = \"../../a\" }\n",
+        ),
+        ("nested/b-c/build.rs", "fn main() {}"),
+        ("nested/b-c/src/lib.rs", ""),
+    ];
+    for (path, text) in files {
+        let file = dir.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let roots = crate_roots(&scratch.0).unwrap_or_else(|e| panic!("{e}"));
+    let found: Vec<String> = roots
+        .iter()
+        .map(|r| {
+            let crates: Vec<&str> = r.crates.iter().map(String::as_str).collect();
+            format!(
+                "{} {} {} {crates:?}",
+                r.package,
+                r.kind,
+                r.root.strip_prefix(&dir).unwrap().display()
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "a lib a/src/lib.rs []",
+            "a bin a/src/main.rs [\"a\"]",
+            "b-c custom-build nested/b-c/build.rs [\"a\"]",
+            "b-c lib nested/b-c/src/lib.rs [\"alpha\"]",
+        ]
+    );
 }
