@@ -233,3 +233,38 @@ fn clk_sys_above_its_rating_is_warned_of() {
         assert_eq!(changes.last().unwrap()["to_hz"], 200_000_000, "{target}");
     }
 }
+
+/// Hazard3's machine timer counts TICKS.RISCV's tick (RP2350 datasheet
+/// 3.1.8, 8.5), which the model follows through the clock tree: with the
+/// generator stopped mtime does not move; at clk_ref 12 MHz / 6 = 2 MHz
+/// it counts 2 ticks per 150 core cycles (clk_sys 150 MHz). The span read
+/// between the two reads of mtime lies within the section (its ARP calls
+/// add under 150 cycles, one tick, on either side) and the ticks sit on
+/// a grid: the count is the section's cycles x 2 / 150 less at most 2,
+/// plus at most 1. At the preset's former fixed 1 MHz it would be half.
+#[test]
+fn hazard3s_machine_timer_follows_ticks_riscv() {
+    let r = run("rp2350", "mtime", "t");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let mut lines = r.stdout.lines();
+    assert_eq!(lines.next(), Some("mtime stopped 0"), "{}", r.stdout);
+    let ticks: u64 = lines
+        .next()
+        .and_then(|l| l.strip_prefix("mtime ticks "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let spans: Vec<u64> = r
+        .samples
+        .iter()
+        .filter(|(s, _)| *s == 3)
+        .map(|s| s.1)
+        .collect();
+    assert_eq!(spans.len(), 2, "{:?}", r.samples);
+    let expected = spans[1] * 2 / 150;
+    assert!(
+        (expected - 2..=expected + 1).contains(&ticks),
+        "{ticks} ticks over {} cycles (expected about {expected})",
+        spans[1]
+    );
+    assert!(warnings(&r).is_empty(), "{:?}", warnings(&r));
+}

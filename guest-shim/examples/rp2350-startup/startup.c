@@ -9,7 +9,8 @@
  *
  * Mode "full" (the default) does all of it; "overclock" sets PLL_SYS to
  * 200 MHz (above the rated 150) and "badpll" powers it with FBDIV 10
- * (below pll.h's 16): each is warned of at its instruction.
+ * (below pll.h's 16): each is warned of at its instruction. On Hazard3,
+ * "mtime" reads SIO's mtime with TICKS.RISCV stopped, then at 2 MHz.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -53,6 +54,37 @@
 
 ARP_SECTION_NAME(1, "pll_lock");
 ARP_SECTION_NAME(2, "uart_puts");
+ARP_SECTION_NAME(3, "mtime_span");
+
+#if defined(__riscv)
+/* SIO's RISC-V platform timer (datasheet 3.1.8; sio.h MTIME 0x1b0),
+ * counting TICKS.RISCV's tick */
+#define SIO_MTIME 0xd00001b0u
+#define TICKS_RISCV_CTRL (TICKS + 0x3cu)
+#define TICKS_RISCV_CYCLES (TICKS + 0x40u)
+
+/* mtime's count over a busy stretch, the stretch a section */
+static uint32_t mtime_span(uint32_t spins)
+{
+    arp_enter_kernel(1, 3, 0);
+    uint32_t a = REG(SIO_MTIME);
+    for (volatile uint32_t i = 0; i < spins; i++) {
+    }
+    uint32_t b = REG(SIO_MTIME);
+    arp_leave_kernel(1, 3);
+    return b - a;
+}
+
+/* mode "mtime": the tick generator stopped, then at clk_ref / 6 = 2 MHz */
+static void mtime_follows_ticks(void)
+{
+    REG(TICKS_RISCV_CTRL) = 0u;
+    printf("mtime stopped %lu\n", (unsigned long)mtime_span(1000u));
+    REG(TICKS_RISCV_CYCLES) = 6u;
+    REG(TICKS_RISCV_CTRL) = 1u;
+    printf("mtime ticks %lu\n", (unsigned long)mtime_span(20000u));
+}
+#endif
 
 static void unreset(uint32_t bits)
 {
@@ -109,7 +141,13 @@ int main(int argc, char **argv)
         fbdiv = 10u; /* VCO 120 MHz */
     }
     arp_add_callbacks(arp_long, 0, 0, 0, 0, 0);
-    arp_start(1, 2, arp_record_all, 0, 0, 0, 0, 0);
+    arp_start(1, 3, arp_record_all, 0, 0, 0, 0, 0);
+#if defined(__riscv)
+    if (strcmp(mode, "mtime") == 0) {
+        mtime_follows_ticks();
+        return 0;
+    }
+#endif
     REG(CLK_SYS_RESUS_CTRL) = 0;
     xosc_start();
     /* before touching the PLLs, clk_sys and clk_ref off their aux sources */
