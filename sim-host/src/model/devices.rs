@@ -692,6 +692,41 @@ max_hz = { value = 133_000_000, cite = "RP2040 datasheet 2.18.2" }
         assert_eq!(clocks.reset_hz, 125_000_000);
     }
 
+    /// An RP2350's table: `ticks` in place of `watchdog`, clk_sys at the
+    /// ROSC's 11 MHz or pico-sdk's 150 MHz.
+    #[test]
+    fn an_rp2350_tree_takes_ticks_and_its_own_clocks() {
+        let rp2350 = |start, reset_hz| ClocksFile {
+            kind: ClockKind::Rp2350,
+            watchdog: None,
+            ticks: Some(cited(0x4010_8000)),
+            max_hz: cited(150_000_000),
+            ..rp2040(start, reset_hz)
+        };
+        let spec = validate_clocks(rp2350(ClockStart::PicoSdk, 150_000_000), 150_000_000).unwrap();
+        assert_eq!((spec.ticks, spec.rp2.unwrap().watchdog), (0x4010_8000, 0));
+        assert!(validate_clocks(rp2350(ClockStart::Reset, 11_000_000), 11_000_000).is_ok());
+        let (field, message) =
+            validate_clocks(rp2350(ClockStart::Reset, 6_500_000), 6_500_000).unwrap_err();
+        assert_eq!(field, "clocks.reset_hz");
+        assert!(message.contains("an RP2350 starting at Reset"), "{message}");
+        let mut f = rp2350(ClockStart::PicoSdk, 150_000_000);
+        f.watchdog = Some(cited(0x400d_8000));
+        assert_eq!(
+            validate_clocks(f, 150_000_000).unwrap_err().0,
+            "clocks.watchdog"
+        );
+        let mut f = rp2350(ClockStart::PicoSdk, 150_000_000);
+        f.ticks = None;
+        assert_eq!(
+            validate_clocks(f, 150_000_000).unwrap_err().0,
+            "clocks.ticks"
+        );
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.ticks = Some(cited(0x4010_8000));
+        assert_eq!(validate_clocks(f, 6_500_000).unwrap_err().0, "clocks.ticks");
+    }
+
     #[test]
     fn an_rp2040_tree_names_a_missing_misplaced_or_foreign_field() {
         let mut f = rp2040(ClockStart::Reset, 6_500_000);
