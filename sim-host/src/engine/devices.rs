@@ -17,6 +17,7 @@ use super::stop::fault_at;
 use crate::host::devices::{self, ClockView, Device, Effects, FixedClocks, Now};
 use crate::host::semihost::Console;
 use crate::model::clocks::format_hz;
+use crate::model::devices::ClockKind;
 use crate::model::target::Target;
 
 const PAGE: u64 = 0x1000;
@@ -182,6 +183,7 @@ fn access(uc: &mut Uc<'_>, owner: Owner, addr: u64, size: usize, write: Option<u
     carry_out(uc, fx, placed.pc);
     if matches!(owner, Owner::Tree) && write.is_some() {
         follow_core_clock(uc, placed.cycles, placed.pc);
+        follow_machine_timer(uc, placed.cycles);
     }
     match result {
         Ok(value) => u64::from((value & mask) >> shift),
@@ -221,6 +223,33 @@ fn settle(uc: &mut Uc<'_>, now: Now, pc: u64) {
     if let Some(picos) = tree.settle(now) {
         let cycle = st.core_clock.cycle_at_picos(picos).min(now.cycles);
         follow_core_clock(uc, cycle, pc);
+        follow_machine_timer(uc, cycle);
+    }
+}
+
+/// The RISC-V machine timer on an RP2350 counts TICKS.RISCV's tick
+/// (datasheet 3.1.8, 8.5): its rate follows the tick generator and the
+/// core clock from the cycle they change (stopped while the generator
+/// is). Other trees leave the timer at its target-file rate.
+fn follow_machine_timer(uc: &mut Uc<'_>, cycle: u64) {
+    let st = uc.get_data_mut();
+    if !st
+        .target
+        .clocks
+        .as_ref()
+        .is_some_and(|c| c.kind == ClockKind::Rp2350)
+    {
+        return;
+    }
+    let Some(tree) = st.devices.as_ref().and_then(|d| d.tree.as_ref()) else {
+        return;
+    };
+    let (core, tick) = (tree.core_hz(), tree.clock_hz("tick_riscv").unwrap_or(0));
+    let Some(timer) = st.machine_timer.as_mut() else {
+        return;
+    };
+    if timer.device.retime(cycle, core, tick) {
+        st.look_at_next_boundary();
     }
 }
 

@@ -19,6 +19,7 @@ use super::peripherals;
 use super::state::{TimerState, Uc};
 use super::traps;
 use crate::host::mtimer::{MachineTimer, TimerRegister};
+use crate::model::devices::ClockKind;
 use crate::model::target::Target;
 use unicorn_engine::RegisterRISCV;
 
@@ -31,8 +32,19 @@ const TIMER: u64 = 7;
 /// The timer of a RISC-V board that has one.
 pub(super) fn state(target: &Target) -> Option<Box<TimerState>> {
     let timer = target.machine_timer()?;
+    let mut device = MachineTimer::new(timer.kind, target.clock_hz, timer.tick_hz);
+    // an RP2350's tree: the tick TICKS.RISCV gives at the start (none at
+    // reset; `devices::follow_machine_timer` follows its changes)
+    if let Some(c) = target
+        .clocks
+        .as_ref()
+        .filter(|c| c.kind == ClockKind::Rp2350)
+    {
+        let tick = crate::host::devices::clock_tree(c).clock_hz("tick_riscv");
+        device.retime(0, target.clock_hz, tick.unwrap_or(0));
+    }
     Some(Box::new(TimerState {
-        device: MachineTimer::new(timer.kind, target.clock_hz, timer.tick_hz),
+        device,
         base: timer.base,
     }))
 }

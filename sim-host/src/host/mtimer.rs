@@ -104,10 +104,13 @@ impl MachineTimer {
         self.kind
     }
 
-    /// Ticks counted from cycle 0 to `cycle` on the current rate's grid.
+    /// Ticks counted from cycle 0 to `cycle` on the current rate's grid
+    /// (none while the tick is stopped: `tick_hz` 0).
     fn ticks(&self, cycle: u64) -> u64 {
         if self.ctrl & FULLSPEED != 0 {
             cycle
+        } else if self.tick_hz == 0 {
+            0
         } else {
             (u128::from(cycle) * u128::from(self.tick_hz) / u128::from(self.clock_hz)) as u64
         }
@@ -117,6 +120,9 @@ impl MachineTimer {
     fn cycle_of_tick(&self, n: u64) -> Option<u64> {
         if self.ctrl & FULLSPEED != 0 {
             return Some(n);
+        }
+        if self.tick_hz == 0 {
+            return None;
         }
         let cycles = (u128::from(n) * u128::from(self.clock_hz)).div_ceil(u128::from(self.tick_hz));
         u64::try_from(cycles).ok()
@@ -136,6 +142,22 @@ impl MachineTimer {
     fn rebase(&mut self, now: u64) {
         self.value = self.time(now);
         self.since = now;
+    }
+
+    /// The core clock or the tick changed at cycle `now` (a board clock
+    /// tree's clk_sys and its RISC-V tick generator, TICKS.RISCV on the
+    /// RP2350): mtime keeps its count to `now` and counts on at the new
+    /// rate; `tick_hz` 0 stops it (the tick generator stopped). Returns
+    /// whether the rate changed.
+    pub fn retime(&mut self, now: u64, clock_hz: u64, tick_hz: u64) -> bool {
+        let clock_hz = clock_hz.max(1);
+        if (clock_hz, tick_hz) == (self.clock_hz, self.tick_hz) {
+            return false;
+        }
+        self.rebase(now);
+        self.clock_hz = clock_hz;
+        self.tick_hz = tick_hz;
+        true
     }
 
     pub fn read(&self, register: TimerRegister, now: u64) -> u32 {
@@ -197,6 +219,27 @@ impl MachineTimer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retimed_tick_keeps_the_count_and_counts_on_at_the_new_rate() {
+        // 150 MHz, 1 MHz: mtime 10 at cycle 1500; clk_sys to 12 MHz there:
+        // one tick per 12 cycles from then on (the grid's ticks(1500) at
+        // 12 cycles a tick is 125: tick 126 at cycle 1512)
+        let mut t = MachineTimer::new(TimerKind::Rp2350Sio, 150_000_000, 1_000_000);
+        assert!(t.retime(1500, 12_000_000, 1_000_000));
+        assert_eq!(t.time(1500), 10);
+        assert_eq!(t.time(1511), 10);
+        assert_eq!(t.time(1512), 11);
+        t.write(TimerRegister::Compare { high: true }, 0, 1512);
+        t.write(TimerRegister::Compare { high: false }, 20, 1512);
+        assert_eq!(t.pending_from(1512), Some(1500 + 10 * 12));
+        // the tick stopped at cycle 1600: mtime stays, never due
+        assert!(t.retime(1600, 12_000_000, 0));
+        assert_eq!(t.time(1600), 18);
+        assert_eq!(t.time(1_000_000), 18);
+        assert_eq!(t.pending_from(1_000_000), None);
+        assert!(!t.retime(1700, 12_000_000, 0));
+    }
 
     #[test]
     fn ticks_at_the_board_rate_on_a_fixed_grid() {

@@ -17,6 +17,9 @@ pub enum ClockKind {
     /// Raspberry Pi RP2040: RESETS, XOSC, PLL_SYS, PLL_USB, CLOCKS and
     /// the watchdog's tick (RP2040 datasheet 2.14 to 2.18, 4.7).
     Rp2040,
+    /// Raspberry Pi RP2350: RESETS, XOSC, PLL_SYS, PLL_USB, CLOCKS and
+    /// TICKS (RP2350 datasheet 7, 8.1 to 8.6).
+    Rp2350,
 }
 
 impl ClockKind {
@@ -57,10 +60,26 @@ pub const RP2040_SDK_SYS_HZ: u64 = 125_000_000;
 /// platform_defs.h; clocks.h has PLL settings only for 12 MHz).
 pub const RP2040_SDK_XOSC_HZ: u64 = 12_000_000;
 
+/// The RP2350's ring oscillator at reset: "During boot, the ROSC runs at
+/// a nominal 11MHz" (RP2350 datasheet 8.3.1). The model runs it at the
+/// nominal figure.
+pub const RP2350_ROSC_HZ: u64 = 11_000_000;
+
+/// clk_sys as pico-sdk's runtime leaves it on an RP2350: SYS_CLK_HZ 150
+/// MHz (src/rp2350/hardware_regs/include/hardware/platform_defs.h), from
+/// the 12 MHz crystal through PLL_SYS 1500 MHz / 5 / 2 (hardware_clocks/
+/// include/hardware/clocks.h, PLL_SYS_POSTDIV1 "5 on RP2350").
+pub const RP2350_SDK_SYS_HZ: u64 = 150_000_000;
+
+/// The RP2350's rated clk_sys: RP2350 datasheet Table 540 (clk_sys,
+/// nominal 150MHz).
+pub const RP2350_MAX_SYS_HZ: u64 = 150_000_000;
+
 /// `[clocks]` as a target file writes it. Which block addresses it needs
 /// depends on `kind`: `rcc`, `pwr` and `hse_hz` for an STM32; `resets`,
 /// `clocks`, `xosc`, `pll_sys`, `pll_usb`, `watchdog`, `xosc_hz` and
-/// `start` for an RP2040.
+/// `start` for an RP2040; the same with `ticks` in place of `watchdog`
+/// for an RP2350.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClocksFile {
@@ -87,6 +106,9 @@ pub struct ClocksFile {
     pub pll_usb: Option<Cited>,
     #[serde(default)]
     pub watchdog: Option<Cited>,
+    /// The RP2350's tick generators (TICKS).
+    #[serde(default)]
+    pub ticks: Option<Cited>,
     /// The board's crystal on XIN/XOUT (0: none fitted).
     #[serde(default)]
     pub xosc_hz: Option<Cited>,
@@ -127,6 +149,9 @@ pub struct ClocksSpec {
     pub pwr: u64,
     pub hse_hz: u64,
     pub rp2: Option<Rp2Blocks>,
+    /// TICKS' base on an RP2350 (whose `rp2.watchdog` is 0: its tick
+    /// generators are TICKS'); 0 otherwise.
+    pub ticks: u64,
     pub reset_hz: u64,
     pub max_hz: u64,
 }
@@ -141,21 +166,24 @@ pub fn validate_clocks(f: ClocksFile, clock_hz: u64) -> Result<ClocksSpec, Field
             return err(field, "needs a `cite`".into());
         }
     }
-    let (stm32, rp2) = if f.kind.is_stm32() {
-        (stm32_fields(&f)?, None)
+    let (stm32, rp2, ticks) = if f.kind.is_stm32() {
+        (stm32_fields(&f)?, None, 0)
     } else {
-        ((0, 0, 0), Some(rp2_fields(&f)?))
+        let (blocks, ticks) = rp2_fields(&f)?;
+        ((0, 0, 0), Some(blocks), ticks)
     };
     if let Some(b) = &rp2 {
-        let expected = match b.start {
-            ClockStart::Reset => RP2040_ROSC_HZ,
-            ClockStart::PicoSdk => RP2040_SDK_SYS_HZ,
+        let (chip, expected) = match (f.kind, b.start) {
+            (ClockKind::Rp2350, ClockStart::Reset) => ("an RP2350", RP2350_ROSC_HZ),
+            (ClockKind::Rp2350, ClockStart::PicoSdk) => ("an RP2350", RP2350_SDK_SYS_HZ),
+            (_, ClockStart::Reset) => ("an RP2040", RP2040_ROSC_HZ),
+            (_, ClockStart::PicoSdk) => ("an RP2040", RP2040_SDK_SYS_HZ),
         };
         if f.reset_hz.value != expected {
             return err(
                 "reset_hz",
                 format!(
-                    "{} Hz, but an RP2040 starting at {:?} runs clk_sys at {expected} Hz",
+                    "{} Hz, but {chip} starting at {:?} runs clk_sys at {expected} Hz",
                     f.reset_hz.value, b.start
                 ),
             );
@@ -180,6 +208,7 @@ pub fn validate_clocks(f: ClocksFile, clock_hz: u64) -> Result<ClocksSpec, Field
         pwr: stm32.1,
         hse_hz: stm32.2,
         rp2,
+        ticks,
         reset_hz: f.reset_hz.value,
         max_hz: f.max_hz.value,
     })
@@ -221,6 +250,7 @@ fn stm32_fields(f: &ClocksFile) -> Result<(u64, u64, u64), FieldError> {
             ("pll_sys", f.pll_sys.is_some()),
             ("pll_usb", f.pll_usb.is_some()),
             ("watchdog", f.watchdog.is_some()),
+            ("ticks", f.ticks.is_some()),
             ("xosc_hz", f.xosc_hz.is_some()),
             ("start", f.start.is_some()),
         ],
@@ -237,28 +267,37 @@ fn stm32_fields(f: &ClocksFile) -> Result<(u64, u64, u64), FieldError> {
     Ok((rcc, pwr, hse_hz))
 }
 
-fn rp2_fields(f: &ClocksFile) -> Result<Rp2Blocks, FieldError> {
+/// An RP2040's or RP2350's blocks, and TICKS' base (0 on an RP2040).
+fn rp2_fields(f: &ClocksFile) -> Result<(Rp2Blocks, u64), FieldError> {
+    let rp2350 = f.kind == ClockKind::Rp2350;
     refuse_foreign(
         f,
         &[
             ("rcc", f.rcc.is_some()),
             ("pwr", f.pwr.is_some()),
             ("hse_hz", f.hse_hz.is_some()),
+            ("watchdog", rp2350 && f.watchdog.is_some()),
+            ("ticks", !rp2350 && f.ticks.is_some()),
         ],
     )?;
+    // the RP2350's tick generators are TICKS, not the watchdog's
+    let (tick_field, tick_base) = match rp2350 {
+        true => ("ticks", &f.ticks),
+        false => ("watchdog", &f.watchdog),
+    };
     let bases = [
         ("resets", needed(f, "resets", &f.resets)?.value),
         ("clocks", needed(f, "clocks", &f.clocks)?.value),
         ("xosc", needed(f, "xosc", &f.xosc)?.value),
         ("pll_sys", needed(f, "pll_sys", &f.pll_sys)?.value),
         ("pll_usb", needed(f, "pll_usb", &f.pll_usb)?.value),
-        ("watchdog", needed(f, "watchdog", &f.watchdog)?.value),
+        (tick_field, needed(f, tick_field, tick_base)?.value),
     ];
     for (i, (field, base)) in bases.iter().enumerate() {
         if base % RP2_BLOCK != 0 {
             return Err((
                 format!("clocks.{field}"),
-                format!("{base:#x}: an RP2040 block starts on a 16 KiB boundary (its registers and their three atomic aliases)"),
+                format!("{base:#x}: an RP2040 or RP2350 block starts on a 16 KiB boundary (its registers and their three atomic aliases)"),
             ));
         }
         if let Some((other, _)) = bases[..i].iter().find(|(_, b)| b == base) {
@@ -272,7 +311,7 @@ fn rp2_fields(f: &ClocksFile) -> Result<Rp2Blocks, FieldError> {
     let start = f.start.ok_or_else(|| {
         (
             "clocks.start".to_string(),
-            "needed for kind Rp2040: \"reset\" (the silicon's reset state) or \"pico-sdk\" (as pico-sdk's runtime leaves the clocks)".to_string(),
+            format!("needed for kind {:?}: \"reset\" (the silicon's reset state) or \"pico-sdk\" (as pico-sdk's runtime leaves the clocks)", f.kind),
         )
     })?;
     if start == ClockStart::PicoSdk && xosc_hz != RP2040_SDK_XOSC_HZ {
@@ -283,16 +322,17 @@ fn rp2_fields(f: &ClocksFile) -> Result<Rp2Blocks, FieldError> {
             ),
         ));
     }
-    Ok(Rp2Blocks {
+    let blocks = Rp2Blocks {
         resets: bases[0].1,
         clocks: bases[1].1,
         xosc: bases[2].1,
         pll_sys: bases[3].1,
         pll_usb: bases[4].1,
-        watchdog: bases[5].1,
+        watchdog: if rp2350 { 0 } else { bases[5].1 },
         xosc_hz,
         start,
-    })
+    };
+    Ok((blocks, if rp2350 { bases[5].1 } else { 0 }))
 }
 
 /// The UART kinds the host models.
@@ -624,6 +664,7 @@ mod tests {
             pll_sys: None,
             pll_usb: None,
             watchdog: None,
+            ticks: None,
             xosc_hz: None,
             start: None,
             reset_hz: cited(reset_hz),
@@ -643,6 +684,7 @@ mod tests {
             pll_sys: Some(cited(0x4002_8000)),
             pll_usb: Some(cited(0x4002_c000)),
             watchdog: Some(cited(0x4005_8000)),
+            ticks: None,
             xosc_hz: Some(cited(12_000_000)),
             start: Some(start),
             reset_hz: cited(reset_hz),
@@ -692,6 +734,41 @@ max_hz = { value = 133_000_000, cite = "RP2040 datasheet 2.18.2" }
         assert_eq!(clocks.kind, ClockKind::Rp2040);
         assert_eq!(clocks.rp2.unwrap().start, ClockStart::PicoSdk);
         assert_eq!(clocks.reset_hz, 125_000_000);
+    }
+
+    /// An RP2350's table: `ticks` in place of `watchdog`, clk_sys at the
+    /// ROSC's 11 MHz or pico-sdk's 150 MHz.
+    #[test]
+    fn an_rp2350_tree_takes_ticks_and_its_own_clocks() {
+        let rp2350 = |start, reset_hz| ClocksFile {
+            kind: ClockKind::Rp2350,
+            watchdog: None,
+            ticks: Some(cited(0x4010_8000)),
+            max_hz: cited(150_000_000),
+            ..rp2040(start, reset_hz)
+        };
+        let spec = validate_clocks(rp2350(ClockStart::PicoSdk, 150_000_000), 150_000_000).unwrap();
+        assert_eq!((spec.ticks, spec.rp2.unwrap().watchdog), (0x4010_8000, 0));
+        assert!(validate_clocks(rp2350(ClockStart::Reset, 11_000_000), 11_000_000).is_ok());
+        let (field, message) =
+            validate_clocks(rp2350(ClockStart::Reset, 6_500_000), 6_500_000).unwrap_err();
+        assert_eq!(field, "clocks.reset_hz");
+        assert!(message.contains("an RP2350 starting at Reset"), "{message}");
+        let mut f = rp2350(ClockStart::PicoSdk, 150_000_000);
+        f.watchdog = Some(cited(0x400d_8000));
+        assert_eq!(
+            validate_clocks(f, 150_000_000).unwrap_err().0,
+            "clocks.watchdog"
+        );
+        let mut f = rp2350(ClockStart::PicoSdk, 150_000_000);
+        f.ticks = None;
+        assert_eq!(
+            validate_clocks(f, 150_000_000).unwrap_err().0,
+            "clocks.ticks"
+        );
+        let mut f = rp2040(ClockStart::Reset, 6_500_000);
+        f.ticks = Some(cited(0x4010_8000));
+        assert_eq!(validate_clocks(f, 6_500_000).unwrap_err().0, "clocks.ticks");
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub mod registers;
 pub mod rp2040_clocks;
 pub mod rp2040_io;
 pub mod rp2040_sio;
+pub mod rp2350_clocks;
+pub mod rp2_common;
 pub mod stm32_gpio;
 pub mod stm32_rcc;
 pub mod uart;
@@ -31,6 +33,9 @@ pub fn clock_tree(spec: &crate::model::devices::ClocksSpec) -> Box<dyn ClockTree
     let family = match (spec.kind, spec.rp2) {
         (ClockKind::Rp2040, Some(blocks)) => {
             return Box::new(rp2040_clocks::Rp2040Clocks::new(blocks));
+        }
+        (ClockKind::Rp2350, Some(blocks)) => {
+            return Box::new(rp2350_clocks::Rp2350Clocks::new(blocks, spec.ticks));
         }
         (ClockKind::Stm32f7, _) => Family::F7,
         _ => Family::F4,

@@ -23,7 +23,7 @@
 //!   256*xtal_period"); an ENABLE code other than DISABLE enables it
 //!   (xosc.h CTRL.ENABLE: "An invalid setting will enable the
 //!   oscillator"), an invalid code also sets STATUS.BADWRITE;
-//! - a PLL locks [`PLL_LOCK_PS`] after it is powered (PD and VCOPD clear)
+//! - a PLL locks [`PLL_LOCK_PS`](super::rp2_common::PLL_LOCK_PS) after it is powered (PD and VCOPD clear)
 //!   once the crystal is stable; its output runs once locked with its
 //!   post-dividers powered: XOSC / REFDIV x FBDIV / (POSTDIV1 x POSTDIV2)
 //!   (2.18.2); settings outside pll.h's and 2.18.2's ranges are warnings;
@@ -66,22 +66,15 @@ mod tests;
 
 use super::device::{ClockTree, ClockView, Device, Effects, Now, Refusal};
 use super::registers::{masked as reg, RegisterFile, RegisterSpec};
+use super::rp2_common::{
+    cycles_ps, replicate, xosc_stable_at, Alias, Pll, PICOS_PER_SECOND, PLL_BYPASS, PLL_LOCK,
+    PLL_POSTDIVPD,
+};
+#[cfg(test)]
+use super::rp2_common::{PLL_LOCK_PS, PLL_PD, PLL_VCOPD};
 use crate::model::clocks::format_hz;
 use crate::model::devices::{ClockStart, Rp2Blocks, RP2040_ROSC_HZ, RP2_BLOCK};
 use std::ops::Range;
-
-/// The model's PLL lock time: 100 us after the PLL is powered with its
-/// reference running. The datasheet (2.18) gives no lock time; the
-/// firmware polls CS.LOCK. The model's assumption until measured.
-pub const PLL_LOCK_PS: u128 = 100_000_000;
-
-const PICOS_PER_SECOND: u128 = 1_000_000_000_000;
-
-/// `n` cycles of a clock at `hz` in picoseconds, rounded up (a wait of
-/// `n` cycles is not over earlier).
-pub fn cycles_ps(n: u128, hz: u64) -> u128 {
-    (n * PICOS_PER_SECOND).div_ceil(u128::from(hz.max(1)))
-}
 
 /// The blocks of the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,50 +106,6 @@ impl Block {
             Block::PllUsb => "PLL_USB",
             Block::Watchdog => "WATCHDOG",
         }
-    }
-}
-
-/// How an address reaches its register (2.1.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Alias {
-    Normal,
-    Xor,
-    Set,
-    Clear,
-}
-
-impl Alias {
-    pub(super) fn of(window: u64) -> Alias {
-        match window {
-            1 => Alias::Xor,
-            2 => Alias::Set,
-            3 => Alias::Clear,
-            _ => Alias::Normal,
-        }
-    }
-
-    /// The value an alias write leaves for the register to take.
-    pub(super) fn apply(self, current: u32, v: u32) -> u32 {
-        match self {
-            Alias::Normal => v,
-            Alias::Xor => current ^ v,
-            Alias::Set => current | v,
-            Alias::Clear => current & !v,
-        }
-    }
-}
-
-/// RP2040 datasheet 2.1.4 (Narrow IO Register Writes): an IO register
-/// samples the whole 32-bit write bus, and the Cortex-M0+ replicates a
-/// byte or halfword across it.
-pub(super) fn replicate(value: u32, mask: u32) -> u32 {
-    if mask == u32::MAX || mask == 0 {
-        return value;
-    }
-    let data = (value & mask) >> mask.trailing_zeros();
-    match mask.count_ones() {
-        8 => data * 0x0101_0101,
-        _ => data * 0x0001_0001,
     }
 }
 
@@ -384,53 +333,6 @@ struct Xosc {
     count_at: u128,
 }
 
-const PLL_PD: u32 = 1 << 0;
-const PLL_POSTDIVPD: u32 = 1 << 3;
-const PLL_VCOPD: u32 = 1 << 5;
-const PLL_BYPASS: u32 = 1 << 8;
-const PLL_LOCK: u32 = 1 << 31;
-
-#[derive(Debug, Clone)]
-struct Pll {
-    cs: u32,
-    pwr: u32,
-    fbdiv: u32,
-    prim: u32,
-    /// When PD and VCOPD were last cleared together.
-    on_at: Option<u128>,
-    /// When POSTDIVPD was last cleared.
-    postdiv_on_at: Option<u128>,
-    /// Locked before the run began (`ClockStart::PicoSdk`).
-    settled: bool,
-}
-
-impl Pll {
-    /// pll.h reset values: CS 0x1, PWR 0x2d, FBDIV_INT 0, PRIM 0x77000.
-    fn at_reset() -> Pll {
-        Pll {
-            cs: 1,
-            pwr: 0x2d,
-            fbdiv: 0,
-            prim: 0x7_7000,
-            on_at: None,
-            postdiv_on_at: None,
-            settled: false,
-        }
-    }
-
-    fn powered(&self) -> bool {
-        self.pwr & (PLL_PD | PLL_VCOPD) == 0
-    }
-
-    fn refdiv(&self) -> u32 {
-        self.cs & 0x3f
-    }
-
-    fn postdivs(&self) -> (u32, u32) {
-        ((self.prim >> 16) & 7, (self.prim >> 12) & 7)
-    }
-}
-
 // ---- RESETS (2.14) ----------------------------------------------------
 
 /// RESETS.RESET's bits (resets.h), bit 0 first.
@@ -554,15 +456,7 @@ impl Rp2040Clocks {
         self.xosc.startup = 47;
         self.xosc.enabled_at = Some(0);
         self.xosc.settled = true;
-        for (pll, fbdiv, postdivs) in [(0, 125, (6, 2)), (1, 100, (5, 5))] {
-            let pll = &mut self.plls[pll];
-            pll.fbdiv = fbdiv;
-            pll.prim = (postdivs.0 << 16) | (postdivs.1 << 12);
-            pll.pwr = 0x04;
-            pll.on_at = Some(0);
-            pll.postdiv_on_at = Some(0);
-            pll.settled = true;
-        }
+        self.plls = [Pll::started(125, (6, 2)), Pll::started(100, (5, 5))];
         self.gens[REF].ctrl = 2;
         self.gens[REF].selected = 2;
         self.gens[SYS].ctrl = 1;
@@ -605,13 +499,7 @@ impl Rp2040Clocks {
         if self.xosc.settled {
             return Some(on);
         }
-        let x4 = if self.xosc.startup & (1 << 20) != 0 {
-            4
-        } else {
-            1
-        };
-        let delay = u128::from(self.xosc.startup & 0x3fff) * x4;
-        Some(on + cycles_ps(delay * 256, self.p.xosc_hz))
+        Some(xosc_stable_at(on, self.xosc.startup, self.p.xosc_hz))
     }
 
     fn pll_in_reset(&self, i: usize) -> bool {
@@ -621,15 +509,10 @@ impl Rp2040Clocks {
 
     /// When the PLL's LOCK sets (or set), if it is powered.
     fn pll_lock_at(&self, i: usize) -> Option<u128> {
-        let pll = &self.plls[i];
-        if !pll.powered() || self.pll_in_reset(i) {
+        if !self.plls[i].powered() || self.pll_in_reset(i) {
             return None;
         }
-        let reference = self.xosc_stable_at()?;
-        if pll.settled {
-            return Some(reference);
-        }
-        Some(pll.on_at?.max(reference) + PLL_LOCK_PS)
+        self.plls[i].lock_at(self.xosc_stable_at()?)
     }
 
     /// When the PLL's output runs: locked with its post-dividers powered;
@@ -649,23 +532,8 @@ impl Rp2040Clocks {
         Some(self.pll_lock_at(i)?.max(pll.postdiv_on_at?))
     }
 
-    fn pll_vco_hz(&self, i: usize) -> u64 {
-        let pll = &self.plls[i];
-        match pll.refdiv() {
-            0 => 0,
-            r => self.p.xosc_hz / u64::from(r) * u64::from(pll.fbdiv),
-        }
-    }
-
     fn pll_out_hz(&self, i: usize) -> u64 {
-        let pll = &self.plls[i];
-        if pll.cs & PLL_BYPASS != 0 {
-            return self.p.xosc_hz;
-        }
-        match pll.postdivs() {
-            (0, _) | (_, 0) => 0,
-            (a, b) => self.pll_vco_hz(i) / u64::from(a * b),
-        }
+        self.plls[i].out_hz(self.p.xosc_hz)
     }
 
     /// What a glitchless generator's SRC value selects.
@@ -1242,26 +1110,11 @@ impl Rp2040Clocks {
     }
 
     fn write_pll_pwr(&mut self, i: usize, new: u32, fx: &mut Effects) {
-        let now = self.now;
-        let pll = &mut self.plls[i];
-        let was_on = pll.powered();
-        let postdiv_was_on = pll.pwr & PLL_POSTDIVPD == 0;
-        pll.pwr = new;
-        if !pll.powered() {
-            pll.on_at = None;
-            pll.settled = false;
-        } else if !was_on {
-            pll.on_at = Some(now);
-        }
-        if new & PLL_POSTDIVPD != 0 {
-            pll.postdiv_on_at = None;
-        } else if !postdiv_was_on {
-            pll.postdiv_on_at = Some(now);
-        }
-        if pll.powered() && !was_on {
+        let (vco_up, postdivs_up) = self.plls[i].write_pwr(new, self.now);
+        if vco_up {
             self.check_pll(i, fx);
         }
-        if new & PLL_POSTDIVPD == 0 && !postdiv_was_on {
+        if postdivs_up {
             self.check_postdivs(i, fx);
         }
     }
@@ -1271,47 +1124,9 @@ impl Rp2040Clocks {
     /// VCO frequency min=750MHz, max=1600MHz"; RP2040 datasheet 2.18.2).
     fn check_pll(&self, i: usize, fx: &mut Effects) {
         let name = ["PLL_SYS", "PLL_USB"][i];
-        let pll = &self.plls[i];
         let rule = "pll.h and RP2040 datasheet 2.18.2";
-        if self.p.xosc_hz == 0 {
-            fx.warnings.push(format!(
-                "{name} powered, but the board has no crystal ([clocks] xosc_hz = 0): its \
-                 reference never runs and LOCK never sets"
-            ));
-            return;
-        }
-        if pll.refdiv() == 0 {
-            fx.warnings.push(format!(
-                "{name} powered with REFDIV = 0: pll.h, \"behaviour is undefined for div=0\""
-            ));
-            return;
-        }
-        let reference = self.p.xosc_hz / u64::from(pll.refdiv());
-        if !(5_000_000..=800_000_000).contains(&reference) {
-            fx.warnings.push(format!(
-                "{name} powered with a reference of {} (XOSC {} / REFDIV {}): {rule} require \
-                 5 MHz to 800 MHz",
-                format_hz(reference),
-                format_hz(self.p.xosc_hz),
-                pll.refdiv()
-            ));
-        }
-        if !(16..=320).contains(&pll.fbdiv) {
-            fx.warnings.push(format!(
-                "{name} powered with FBDIV_INT = {}: {rule} allow 16 to 320",
-                pll.fbdiv
-            ));
-        }
-        let vco = self.pll_vco_hz(i);
-        if !(750_000_000..=1_600_000_000).contains(&vco) {
-            fx.warnings.push(format!(
-                "{name} powered with a VCO of {} ({} x FBDIV {}): {rule} require 750 MHz to \
-                 1600 MHz",
-                format_hz(vco),
-                format_hz(reference),
-                pll.fbdiv
-            ));
-        }
+        let warnings = self.plls[i].range_warnings(name, self.p.xosc_hz, rule);
+        fx.warnings.extend(warnings);
     }
 
     /// POSTDIV1 and POSTDIV2 "divide by 1-7" (pll.h PRIM), and the
@@ -1374,18 +1189,7 @@ impl Rp2040Clocks {
             Src::Xosc => format!("XOSC {}", format_hz(self.p.xosc_hz)),
             Src::PllSys | Src::PllUsb => {
                 let i = usize::from(s == Src::PllUsb);
-                let pll = &self.plls[i];
-                let name = ["PLL_SYS", "PLL_USB"][i];
-                if pll.cs & PLL_BYPASS != 0 {
-                    return format!("{name} bypassed (XOSC {})", format_hz(self.p.xosc_hz));
-                }
-                let (a, b) = pll.postdivs();
-                format!(
-                    "{name} (XOSC {} / {} x {} / {a} / {b})",
-                    format_hz(self.p.xosc_hz),
-                    pll.refdiv(),
-                    pll.fbdiv
-                )
+                self.plls[i].describe(["PLL_SYS", "PLL_USB"][i], self.p.xosc_hz)
             }
             Src::Gpin0 => "GPIN0".into(),
             Src::Gpin1 => "GPIN1".into(),

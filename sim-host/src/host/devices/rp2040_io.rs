@@ -23,7 +23,7 @@
 
 use super::device::{ClockView, Device, Effects, Now, Refusal};
 use super::registers::{masked, RegisterFile, RegisterSpec};
-use super::rp2040_clocks::{replicate, Alias};
+use super::rp2_common::{replicate, Alias};
 use crate::model::devices::{GpioKind, GpioSpec};
 use std::ops::Range;
 
