@@ -29,19 +29,19 @@ fn stderr(out: &Output) -> String {
 
 /// The three samples are in the file, whose header says it is partial.
 fn assert_partial_with_samples(data: &str) {
+    assert_eq!(partial_samples(data), 3, "{data}");
+}
+
+/// The samples of a partial data.arp (its count line ends in `partial`,
+/// one line per sample follows the three header lines).
+fn partial_samples(data: &str) -> u64 {
     let lines: Vec<&str> = data.lines().collect();
     assert!(lines.len() >= 3, "no data.arp written: {data:?}");
     assert!(lines[2].ends_with("partial"), "count line: {}", lines[2]);
-    assert_eq!(
-        lines[2]
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse::<u64>()
-            .unwrap(),
-        3
-    );
-    assert_eq!(lines.len(), 3 + 3, "{data}");
+    let count = lines[2].split_whitespace().next().unwrap().parse::<u64>();
+    let count = count.expect("the count line starts with the count");
+    assert_eq!(lines.len() as u64, 3 + count, "{data}");
+    count
 }
 
 #[test]
@@ -160,9 +160,12 @@ fn cycle_limit_and_timeout_stop_cleanly() {
     assert!(stderr(&out).contains("stopped after 2000000 cycles"));
     assert_partial_with_samples(&data);
 
+    // a wall-clock stop: how far the guest got in 0.3 s depends on the
+    // host's load, so the file holds at most the 3 samples the guest
+    // records before its loop, whatever was written being whole
     let (out, data) = crash("rv32imac", &["loop"], &["--timeout", "0.3"]);
     assert_eq!(out.status.code(), Some(123), "{}", stderr(&out));
-    assert_partial_with_samples(&data);
+    assert!(partial_samples(&data) <= 3, "{data}");
 }
 
 #[test]
