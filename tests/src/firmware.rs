@@ -87,3 +87,38 @@ pub fn memory_x(target: &sim_host::model::target::Target, dir: &Path) -> PathBuf
     .unwrap();
     memory
 }
+
+/// `sim-host run -q --target <target> --max-cycles <max_cycles> elf`, its
+/// JSON report written in `dir` under `name` (no data.arp: the firmwares
+/// have no ARP section): the process's output and the report.
+pub fn run_with_report(
+    target: &str,
+    max_cycles: u64,
+    elf: &Path,
+    dir: &Path,
+    name: &str,
+) -> (std::process::Output, serde_json::Value) {
+    let report = dir.join(format!("{name}.json"));
+    let out = Command::new(crate::sim_host_bin())
+        .args(["run", "-q", "--target", target, "--max-cycles"])
+        .arg(max_cycles.to_string())
+        .arg("--report-json")
+        .arg(&report)
+        .arg(elf)
+        .output()
+        .expect("sim-host starts");
+    let json = std::fs::read_to_string(&report)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, json)
+}
+
+/// A report's warnings as text; a report without the list fails.
+pub fn report_warnings(report: &serde_json::Value) -> Vec<String> {
+    report["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings array: {report}"))
+        .iter()
+        .map(|w| w.as_str().unwrap_or_default().to_owned())
+        .collect()
+}

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod board_run;
 pub mod firmware;
 pub mod gdb_wire;
 pub mod golden;

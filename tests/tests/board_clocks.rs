@@ -10,71 +10,22 @@
 //! a switch to a ready source happens at the write. At the 16 MHz HSI
 //! those are 32,000 and 1,600 core cycles.
 
-use e2e_tests::{guest, recorded_samples, require_tool, scratch, sim_host_bin};
+use e2e_tests::board_run::{self, Run};
+use e2e_tests::{guest, require_tool, scratch};
 use serde_json::Value;
 use std::process::Command;
 
-/// One run: exit status, stdout, stderr, the JSON report, the samples
-/// (innermost section id, cycles) and the data.arp bytes.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    report: Value,
-    samples: Vec<(u16, u64)>,
-    arp: Vec<u8>,
-}
-
 fn run(target: &str, example: &str, extra: &[&str], mode: &str) -> Run {
-    let dir = scratch(&format!("board-clocks-{target}-{example}-{mode}"));
-    let (file, json) = (dir.join("data.arp"), dir.join("report.json"));
-    let out = Command::new(sim_host_bin())
-        .args(["run", "-q", "--target", target])
-        .args(if extra.contains(&"--max-cycles") {
-            &[][..]
-        } else {
-            &["--max-cycles", "20000000"][..]
-        })
-        .args(extra)
-        .arg("-o")
-        .arg(&file)
-        .arg("--report-json")
-        .arg(&json)
-        .arg(guest(target, example))
-        .args(["--", mode])
-        .output()
-        .expect("sim-host starts");
-    let arp = std::fs::read(&file).unwrap_or_default();
-    let report = std::fs::read_to_string(&json).map_or(Value::Null, |t| {
-        serde_json::from_str(&t).expect("the report is JSON")
-    });
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        samples: if arp.is_empty() {
-            Vec::new()
-        } else {
-            recorded_samples(&file)
-        },
-        report,
-        arp,
-    }
+    let tag = format!("board-clocks-{target}-{example}-{mode}");
+    board_run::run(&tag, target, example, extra, &[mode])
 }
 
 fn sample(r: &Run, sid: u16) -> u64 {
-    let found = r.samples.iter().find(|(s, _)| *s == sid);
-    found.map_or_else(
-        || panic!("no sample of section {sid}: {}", r.stderr),
-        |s| s.1,
-    )
+    r.sample(sid)
 }
 
 fn warnings(r: &Run) -> Vec<String> {
-    let list = r.report["warnings"].as_array().cloned().unwrap_or_default();
-    list.iter()
-        .map(|w| w.as_str().unwrap_or_default().to_owned())
-        .collect()
+    r.warnings()
 }
 
 const HSE_STARTUP_CYCLES: u64 = 32_000; // 2 ms at the 16 MHz HSI

@@ -44,11 +44,12 @@
 //!
 //! One no-op more saves a whole poll (4 cycles): the rule's boundary.
 
-use e2e_tests::firmware::Firmware;
-use e2e_tests::{scratch, sim_host_bin};
+use e2e_tests::firmware::{self, Firmware};
+use e2e_tests::process::text;
+use e2e_tests::scratch;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The Rust target the rp2040 preset builds for.
 const TRIPLE: &str = "thumbv6m-none-eabi";
@@ -75,45 +76,14 @@ fn build(dir: &Path) -> (PathBuf, PathBuf) {
     (built[0].clone(), built[1].clone())
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 /// `sim-host run --target rp2040 elf` with its JSON report in `dir` under
 /// `name`.
 fn run(elf: &Path, dir: &Path, name: &str) -> (Output, Value) {
-    let report = dir.join(format!("{name}.json"));
-    let out = Command::new(sim_host_bin())
-        .args([
-            "run",
-            "-q",
-            "--target",
-            "rp2040",
-            "--max-cycles",
-            "20000000",
-        ])
-        .arg("--report-json")
-        .arg(&report)
-        .arg(elf)
-        .output()
-        .expect("sim-host starts");
-    let json = std::fs::read_to_string(&report)
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (out, json)
+    firmware::run_with_report("rp2040", 20_000_000, elf, dir, name)
 }
 
 fn warnings(report: &Value) -> Vec<String> {
-    report["warnings"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no warnings array: {report}"))
-        .iter()
-        .map(|w| w.as_str().unwrap_or_default().to_owned())
-        .collect()
+    firmware::report_warnings(report)
 }
 
 /// The report's clock changes as (from, to, source).

@@ -27,64 +27,20 @@
 //! first fetches (under 800); 120e6 x 64 / (16 x (65 x 64 + 7)) =
 //! 115,190.8 baud.
 
-use e2e_tests::{guest, recorded_samples, scratch, sim_host_bin};
+use e2e_tests::board_run::{self, Run};
 use serde_json::Value;
-use std::process::Command;
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    report: Value,
-    samples: Vec<(u16, u64)>,
-    arp: Vec<u8>,
-    report_text: Vec<u8>,
-}
 
 fn run(target: &str, mode: &str, tag: &str) -> Run {
-    let dir = scratch(&format!("rp2350-clocks-{target}-{mode}-{tag}"));
-    let (file, json) = (dir.join("data.arp"), dir.join("report.json"));
-    let out = Command::new(sim_host_bin())
-        .args(["run", "-q", "--target", target, "--max-cycles", "20000000"])
-        .arg("-o")
-        .arg(&file)
-        .arg("--report-json")
-        .arg(&json)
-        .arg(guest(target, "rp2350-startup"))
-        .args(["--", mode])
-        .output()
-        .expect("sim-host starts");
-    let arp = std::fs::read(&file).unwrap_or_default();
-    let report_text = std::fs::read(&json).unwrap_or_default();
-    let report = serde_json::from_slice(&report_text).unwrap_or(Value::Null);
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        samples: if arp.is_empty() {
-            Vec::new()
-        } else {
-            recorded_samples(&file)
-        },
-        report,
-        arp,
-        report_text,
-    }
+    let tag = format!("rp2350-clocks-{target}-{mode}-{tag}");
+    board_run::run(&tag, target, "rp2350-startup", &[], &[mode])
 }
 
 fn sample(r: &Run, sid: u16) -> u64 {
-    let found = r.samples.iter().find(|(s, _)| *s == sid);
-    found.map_or_else(
-        || panic!("no sample of section {sid}: {}", r.stderr),
-        |s| s.1,
-    )
+    r.sample(sid)
 }
 
 fn warnings(r: &Run) -> Vec<String> {
-    let list = r.report["warnings"].as_array().cloned().unwrap_or_default();
-    list.iter()
-        .map(|w| w.as_str().unwrap_or_default().to_owned())
-        .collect()
+    r.warnings()
 }
 
 const TARGETS: [&str; 2] = ["rp2350", "rp2350-arm"];
