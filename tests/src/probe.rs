@@ -39,6 +39,8 @@ pub const NEEDS: &[(&str, Probe<'static>)] = &[
     ("parallel", Probe::Program("parallel")),
     ("xmllint", Probe::Program("xmllint")),
     ("cargo", Probe::Program("cargo")),
+    ("arm_gcc", Probe::Program("arm-none-eabi-gcc")),
+    ("riscv_gcc", Probe::Program("riscv64-unknown-elf-gcc")),
     ("rust_thumbv6m", Probe::RustTarget("thumbv6m-none-eabi")),
     ("rust_thumbv7m", Probe::RustTarget("thumbv7m-none-eabi")),
     ("rust_thumbv7em", Probe::RustTarget("thumbv7em-none-eabi")),

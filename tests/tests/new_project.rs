@@ -128,12 +128,18 @@ fn assert_ran(out: &Output, name: &str, function: &str, file: &str) {
 /// run` on every built-in core, hard-float cores included (the SDK's
 /// flags pick picolibc's `v7e-m+fp/hard`, `v7e-m+dp/hard` and
 /// `v8-m.main+fp/hard` libraries). A core whose compiler is not on PATH is
-/// skipped, saying so, and fails the test under `CI`.
+/// skipped, saying so, and fails the test under `CI`; with neither
+/// compiler the test is ignored, and it never passes having run no core.
 #[test]
+#[cfg_attr(
+    not(any(has_arm_gcc, has_riscv_gcc)),
+    ignore = "needs arm-none-eabi-gcc or riscv64-unknown-elf-gcc (scripts/bootstrap.sh installs them)"
+)]
 fn a_new_c_project_builds_and_runs_with_make_run_on_every_core() {
     let home = scratch("new-c-home");
     let work = scratch("new-c");
     let mut skipped = Vec::new();
+    let mut ran = 0;
     for target in sim_host::model::target::builtin_names() {
         let cc = sim_host::model::target::builtin(&target)
             .unwrap()
@@ -160,8 +166,10 @@ fn a_new_c_project_builds_and_runs_with_make_run_on_every_core() {
         let build = work.join(&name).join("build").join(&target);
         assert!(build.join("data.arp").exists(), "{target}");
         assert!(build.join(format!("{name}.elf")).exists(), "{target}");
+        ran += 1;
     }
     eprintln!("cores skipped: {skipped:?}");
+    assert!(ran > 0, "no core ran: every compiler is missing");
     let _ = std::fs::remove_dir_all(&work);
 }
 
@@ -402,12 +410,24 @@ fn a_new_rust_project_builds_and_runs_with_cargo_run_on_rv32imac() {
 /// M0+, thumbv7m, thumbv7em-none-eabihf for the M4F and M7 (cortex-m-rt
 /// enables the FPU through CPACR), thumbv8m.main-none-eabihf for the M33,
 /// riscv32imac for the E31. A core whose Rust target is not installed is
-/// skipped, saying so, and fails the test under `CI`.
+/// skipped, saying so, and fails the test under `CI`; with none of them
+/// the test is ignored, and it never passes having run no core.
 #[test]
+#[cfg_attr(
+    not(any(
+        has_rust_thumbv6m,
+        has_rust_thumbv7m,
+        has_rust_thumbv7em_hf,
+        has_rust_thumbv8m_main_hf,
+        has_rust_riscv32imac
+    )),
+    ignore = "needs a Rust guest target of the cores it covers (scripts/bootstrap.sh adds them)"
+)]
 fn a_new_rust_project_runs_on_every_core_with_a_rust_target() {
     let home = scratch("new-rust-every-home");
     let work = scratch("new-rust-every");
     let mut skipped = Vec::new();
+    let mut ran = 0;
     for target in sim_host::model::target::builtin_names() {
         if RUST_TARGETS.iter().any(|t| t.0 == target) {
             continue;
@@ -435,8 +455,10 @@ fn a_new_rust_project_runs_on_every_core_with_a_rust_target() {
             .output()
             .unwrap();
         assert_rust_ran(&run, &name, &target);
+        ran += 1;
     }
     eprintln!("cores skipped: {skipped:?}");
+    assert!(ran > 0, "no core ran: every Rust guest target is missing");
     let _ = std::fs::remove_dir_all(&work);
 }
 
