@@ -87,3 +87,15 @@ impl Run {
             .collect()
     }
 }
+
+/// A report's core clock changes as (from Hz, to Hz, source).
+pub fn clock_changes(report: &Value) -> Vec<(u64, u64, &str)> {
+    let changes = report["clock_changes"].as_array().expect("clock changes");
+    changes
+        .iter()
+        .map(|c| {
+            let hz = |k: &str| c[k].as_u64().unwrap();
+            (hz("from_hz"), hz("to_hz"), c["source"].as_str().unwrap())
+        })
+        .collect()
+}

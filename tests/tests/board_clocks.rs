@@ -295,14 +295,7 @@ fn the_rp2040s_clock_tree_and_uart0_follow_the_datasheet() {
         r.stdout,
         "hello from the RP2040's UART0 at 133 MHz\r\nsemihosting: done\n"
     );
-    let changes = r.report["clock_changes"].as_array().expect("clock changes");
-    let seen: Vec<(u64, u64, &str)> = changes
-        .iter()
-        .map(|c| {
-            let hz = |k: &str| c[k].as_u64().unwrap();
-            (hz("from_hz"), hz("to_hz"), c["source"].as_str().unwrap())
-        })
-        .collect();
+    let seen = board_run::clock_changes(&r.report);
     assert_eq!(
         seen,
         [

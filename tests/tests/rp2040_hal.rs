@@ -44,6 +44,7 @@
 //!
 //! One no-op more saves a whole poll (4 cycles): the rule's boundary.
 
+use e2e_tests::board_run::clock_changes;
 use e2e_tests::firmware::{self, Firmware};
 use e2e_tests::process::text;
 use e2e_tests::scratch;
@@ -86,19 +87,6 @@ fn warnings(report: &Value) -> Vec<String> {
     firmware::report_warnings(report)
 }
 
-/// The report's clock changes as (from, to, source).
-fn changes(report: &Value) -> Vec<(u64, u64, String)> {
-    let changes = report["clock_changes"].as_array().expect("clock changes");
-    changes
-        .iter()
-        .map(|c| {
-            let hz = |k: &str| c[k].as_u64().unwrap();
-            let source = c["source"].as_str().unwrap().to_owned();
-            (hz("from_hz"), hz("to_hz"), source)
-        })
-        .collect()
-}
-
 #[test]
 #[cfg_attr(
     not(all(has_cargo, has_rust_thumbv6m)),
@@ -113,13 +101,13 @@ fn rp2040_hal_sets_its_clocks_and_prints_through_uart0_unmodified() {
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), TEXT, "{all}");
 
-    let xosc = "clk_ref (XOSC 12 MHz)".to_owned();
-    let rosc = "clk_ref (ROSC 6.5 MHz (nominal))".to_owned();
-    let pll = "PLL_SYS (XOSC 12 MHz / 1 x 125 / 6 / 2)".to_owned();
+    let xosc = "clk_ref (XOSC 12 MHz)";
+    let rosc = "clk_ref (ROSC 6.5 MHz (nominal))";
+    let pll = "PLL_SYS (XOSC 12 MHz / 1 x 125 / 6 / 2)";
     assert_eq!(
-        changes(&report),
+        clock_changes(&report),
         [
-            (125_000_000, 12_000_000, xosc.clone()),
+            (125_000_000, 12_000_000, xosc),
             (12_000_000, 6_500_000, rosc),
             (6_500_000, 12_000_000, xosc),
             (12_000_000, 125_000_000, pll),

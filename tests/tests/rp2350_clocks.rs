@@ -54,14 +54,7 @@ fn the_rp2350s_clock_tree_and_uart0_follow_the_datasheet_on_both_cores() {
             r.stdout, "hello from the RP2350's UART0 at 120 MHz\r\nsemihosting: done\n",
             "{target}"
         );
-        let changes = r.report["clock_changes"].as_array().expect("clock changes");
-        let seen: Vec<(u64, u64, &str)> = changes
-            .iter()
-            .map(|c| {
-                let hz = |k: &str| c[k].as_u64().unwrap();
-                (hz("from_hz"), hz("to_hz"), c["source"].as_str().unwrap())
-            })
-            .collect();
+        let seen = board_run::clock_changes(&r.report);
         assert_eq!(
             seen,
             [
