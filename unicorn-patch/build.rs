@@ -4,24 +4,12 @@
 //! 1. the `.crate` file is taken from Cargo's registry cache, or downloaded
 //!    from static.crates.io, and checked against the checksum Cargo.lock
 //!    had for it (a different file is an error);
-//! 2. it is unpacked into `OUT_DIR/stage`, and our patches applied in
-//!    order with `patch -p1 --forward` (a patch that does not apply is an
-//!    error that shows `patch`'s output): `charge.patch`, the cycle charge
-//!    in the translated code (issue 31), then `memhook.patch`, memory hooks
-//!    found through the TLB entries of the pages they cover instead of
-//!    sending every load and store to the slow path (issue 27),
-//!    `accesscheck.patch` (no exit test after each access while the
-//!    charge is on), `hooksync.patch` (memory hooks that read no register
-//!    need no guest state restored) and `registers.patch` (the integer
-//!    registers' address, for the ARP interception to read its arguments
-//!    in place), `hostfma.patch` (the guest's fused multiply-adds on
-//!    the host's FMA instruction by a direct call), `mprofile.patch`
-//!    (the M-profile FP context registers, and a callback at each lazy
-//!    FP state preservation, for the exception model to price it),
-//!    `itstate.patch` (the Thumb IT state kept across a restore of the
-//!    guest state inside a block) and `counters.patch` (RISC-V's counter
-//!    CSRs fail as illegal instructions wherever they are, for sim-host to
-//!    carry them out on its clock);
+//! 2. it is unpacked into `OUT_DIR/stage`, and the patches named in
+//!    `series` applied in its order with `patch -p1 --fuzz=0 --forward`: a
+//!    hunk whose context does not match exactly is an error that shows
+//!    `patch`'s output, never a hunk landed in the wrong place. Each patch
+//!    says in its own comments what it does; `patches.sh` turns them into
+//!    a git history and back (CONTRIBUTING.md, "Upgrading Unicorn");
 //! 3. the files that differ are copied into `OUT_DIR/src`, which cmake
 //!    configures once and then builds incrementally (a changed patch
 //!    recompiles only what it changed);
@@ -43,26 +31,26 @@ const CRATE: &str = "unicorn-engine-sys-2.1.5";
 const SHA256: &str = "685282714d35a6fbfed0ae14d81bb11c91838bc7a165cac778321679a7bb91d8";
 const URL: &str =
     "https://static.crates.io/crates/unicorn-engine-sys/unicorn-engine-sys-2.1.5.crate";
-/// Our patches, applied in this order (each names the files it changes).
-const PATCHES: [&str; 9] = [
-    "charge.patch",
-    "memhook.patch",
-    "accesscheck.patch",
-    "hooksync.patch",
-    "registers.patch",
-    "hostfma.patch",
-    "mprofile.patch",
-    "itstate.patch",
-    "counters.patch",
-];
+/// Our patches, one file name per line, applied in this order.
+const SERIES: &str = include_str!("series");
+
+fn patches() -> impl Iterator<Item = &'static str> {
+    SERIES
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    for patch in PATCHES {
+    println!("cargo:rerun-if-changed=series");
+    for patch in patches() {
         println!("cargo:rerun-if-changed={patch}");
     }
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     let krate = pristine_crate(&out);
+    // for the tests that regenerate the patches from it
+    println!("cargo:rustc-env=UNICORN_PRISTINE_CRATE={}", krate.display());
     let src = patched_source(&out, &krate);
     build_unicorn(&src, &out);
     generate_bindings(&src, &out);
@@ -137,7 +125,7 @@ fn patched_source(out: &Path, krate: &Path) -> PathBuf {
     if !tar.success() {
         fail(format!("unpacking {} failed ({tar})", krate.display()));
     }
-    for patch in PATCHES {
+    for patch in patches() {
         apply(patch, &stage.join(CRATE));
     }
     let src = out.join("src");
@@ -151,6 +139,7 @@ fn apply(name: &str, dir: &Path) {
     let applied = Command::new("patch")
         .args([
             "-p1",
+            "--fuzz=0",
             "--forward",
             "--batch",
             "--no-backup-if-mismatch",
