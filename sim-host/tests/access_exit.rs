@@ -47,6 +47,7 @@ fn charge_on(uc: &mut Unicorn<'static, ()>, counters: &mut [u64; 16]) {
         price: Some(no_price),
         user_data: std::ptr::null_mut(),
         memory: None,
+        entry: None,
     };
     // SAFETY: the counters outlive the engine's runs in each test (they
     // are declared before it); nothing is priced, so nothing is written

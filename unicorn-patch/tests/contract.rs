@@ -109,15 +109,32 @@ struct Counters {
 
 const BLOCK_CYCLES: u64 = 5;
 
+/// The user data of the entry-call test: whether blocks ask for the call,
+/// the counters, and what each call saw.
+struct EntryCalls {
+    call_entry: u32,
+    counters: *const Counters,
+    /// (block start, info, cycles when called)
+    seen: Vec<(u64, u64, u64)>,
+}
+
+/// The info constant a block passes its entry call here.
+fn info_of(pc: u64) -> u64 {
+    pc << 8 | 0x5e
+}
+
 /// Prices every block at 5 cycles, its instruction count at 3 (the
-/// loop's block), to be charged inline.
+/// loop's block), to be charged inline; with `EntryCalls` as user data,
+/// asks for the entry call as it says.
 unsafe extern "C" fn price_inline(
     _uc: *mut uc_engine,
     pc: u64,
     size: u32,
     price: *mut uc_charge_price,
-    _user: *mut c_void,
+    user: *mut c_void,
 ) -> bool {
+    // SAFETY: the user data is null or the test's EntryCalls
+    let call_entry = unsafe { user.cast::<EntryCalls>().as_ref() }.map_or(0, |e| e.call_entry);
     // SAFETY: the patch passes a price to fill
     let price = unsafe { &mut *price };
     *price = uc_charge_price {
@@ -128,8 +145,18 @@ unsafe extern "C" fn price_inline(
         taken_extra: 0,
         inline_charge: 1,
         call_memory: 0,
+        call_entry,
+        entry_info: info_of(pc),
     };
     true
+}
+
+unsafe extern "C" fn record_entry(pc: u64, info: u64, user: *mut c_void) {
+    // SAFETY: the entry-call test's user data
+    let calls = unsafe { &mut *user.cast::<EntryCalls>() };
+    // SAFETY: the counters outlive the run
+    let cycles = unsafe { (*calls.counters).cycles };
+    calls.seen.push((pc, info, cycles));
 }
 
 fn layout(counters: &mut Counters) -> uc_charge_layout {
@@ -147,6 +174,7 @@ fn layout(counters: &mut Counters) -> uc_charge_layout {
         price: Some(price_inline),
         user_data: std::ptr::null_mut(),
         memory: None,
+        entry: None,
     }
 }
 
@@ -265,6 +293,55 @@ fn a_block_hook_added_later_sees_blocks_translated_before_it() {
         unsafe { uc_charge_setup(emu.get_handle(), std::ptr::null()) },
         uc_error::OK
     );
+}
+
+// entrycall.patch: a block charged inline whose price asks for it calls
+// the entry callback first, with its start and info, while the counters
+// still describe the block before; without the ask, no call.
+#[test]
+fn the_entry_call_comes_before_the_blocks_charge() {
+    for call_entry in [1, 0] {
+        let mut emu = arm(ArmCpuModel::CORTEX_M4);
+        emu.mem_write(CODE, &THUMB_LOOP).unwrap();
+        counting_block_hook(&mut emu);
+        let mut counters = Box::new(Counters {
+            limit: u64::MAX,
+            ..Counters::default()
+        });
+        let mut calls = Box::new(EntryCalls {
+            call_entry,
+            counters: &*counters,
+            seen: Vec::new(),
+        });
+        let layout = uc_charge_layout {
+            user_data: std::ptr::from_mut(calls.as_mut()).cast(),
+            entry: Some(record_entry),
+            ..layout(&mut counters)
+        };
+        // SAFETY: counters and calls outlive the engine's use (charge off below)
+        assert_eq!(
+            unsafe { uc_charge_setup(emu.get_handle(), &layout) },
+            uc_error::OK
+        );
+        run_loop(&mut emu, 3);
+        let expected: Vec<_> = [CODE, CODE, CODE, CODE + 6]
+            .into_iter()
+            .zip(0..)
+            .map(|(pc, i)| (pc, info_of(pc), i * BLOCK_CYCLES))
+            .collect();
+        let expected = if call_entry == 1 {
+            expected
+        } else {
+            Vec::new()
+        };
+        assert_eq!(calls.seen, expected, "call_entry {call_entry}");
+        assert_eq!(counters.cycles, blocks(3) * BLOCK_CYCLES);
+        // SAFETY: turning the charge off
+        assert_eq!(
+            unsafe { uc_charge_setup(emu.get_handle(), std::ptr::null()) },
+            uc_error::OK
+        );
+    }
 }
 
 // hooksync.patch

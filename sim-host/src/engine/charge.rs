@@ -99,7 +99,7 @@ fn cached_or_priced(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
 /// call of an intercepted ARP stub is not resolved: the stub costs nothing,
 /// and its return never runs.
 #[cold]
-fn predict(st: &mut super::state::State, addr: u64) {
+pub(super) fn predict(st: &mut super::state::State, addr: u64) {
     let kind = crate::model::predictor::BranchKind::from_u8(st.clock.prev_branch);
     if let Some(p) = &mut st.predictor {
         let penalty = p.resolve(

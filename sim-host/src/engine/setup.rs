@@ -582,6 +582,7 @@ pub(super) fn install_cycle_hooks(
 /// The charge in the translation, when the run takes that path: not with
 /// observers (their block hook sees every block) or a debugger (its
 /// breakpoints are block hooks), where the block hook charges every block.
+/// A branch predictor is resolved by the translated code's entry call.
 fn install_translation_charge(
     emu: &mut Uc<'static>,
     options: &RunOptions,
@@ -591,7 +592,6 @@ fn install_translation_charge(
         || options.counting != Counting::Blocks
         || !options.observers.is_empty()
         || options.debugger.is_some()
-        || emu.get_data().predictor.is_some()
     {
         return Ok(None);
     }

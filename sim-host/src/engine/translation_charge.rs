@@ -6,11 +6,13 @@
 //! stays: the translated code calls it at or past `limits.limit` (the
 //! slice's end, a poll, an event, a debugger's resume), and for every
 //! execution of a block it must not charge itself (intercepted entry
-//! points, unpriced instructions, a branch predictor). A block in a
-//! modelled memory (a flash accelerator, L1 caches, an XIP cache: its
-//! price's `memory` flag) is charged inline too, and the translated code
-//! then calls [`on_memory`] for its fetch stalls, as the block hook would
-//! after charging it.
+//! points, unpriced instructions, a WFI). On a core with a branch
+//! predictor the translated code first calls [`on_entry`] (`entrycall.patch`),
+//! which resolves the block before's branch and notes this block's, as the
+//! block hook would. A block in a modelled memory (a flash accelerator, L1
+//! caches, an XIP cache: its price's `memory` flag) is charged inline too,
+//! and the translated code then calls [`on_memory`] for its fetch stalls,
+//! as the block hook would after charging it.
 
 use super::blocks::Price;
 use super::charge::block_price;
@@ -49,6 +51,7 @@ impl TranslationCharge {
             price: Some(on_translated),
             user_data: std::ptr::from_mut(charge.handle.as_mut()).cast(),
             memory: Some(on_memory),
+            entry: emu.get_data().predictor.as_ref().map(|_| on_entry as _),
         };
         // SAFETY: `base` is the engine's state, which lives (at one
         // address, in the engine's allocation) as long as the engine; the
@@ -76,19 +79,24 @@ fn offset(bytes: usize) -> i64 {
 
 /// Whether the translated code may charge a block at this price itself:
 /// what the block hook does besides the additions (intercepting, counting
-/// unpriced runs, the predictor, a WFI's sleep) needs the hook; a memory model's fetch
-/// stalls are the one call the translated code makes (`call_memory`).
-/// With no predictor the translated code need not keep the last block's
-/// branch kind and last instruction (`prev_branch`, `prev_last_insn`),
-/// which only the predictor reads. A block of no instructions (an
+/// unpriced runs, a WFI's sleep) needs the hook; the predictor
+/// (`call_entry`) and a memory model's fetch stalls (`call_memory`) are
+/// the calls the translated code makes. The last block's branch kind and
+/// last instruction (`prev_branch`, `prev_last_insn`) are the predictor's
+/// alone: the entry call keeps them. A block of no instructions (an
 /// intercepted function's) would write over the trail's last entry.
 fn charged_inline(st: &State, price: &Price) -> bool {
     price.intercept == 0
         && price.power == 0
         && !price.unpriced
-        && price.branch == 0
         && price.instructions != 0
-        && st.predictor.is_none()
+        && (price.branch == 0 || st.predictor.is_some())
+}
+
+/// What the entry call passes [`on_entry`]: the block's branch kind and
+/// last instruction, for the predictor to resolve at the next block.
+fn entry_info(price: &Price) -> u64 {
+    u64::from(price.branch) << 32 | u64::from(price.last_insn)
 }
 
 /// # Safety
@@ -112,6 +120,7 @@ unsafe extern "C" fn on_translated(
     let Ok((price, inline)) = priced else {
         return false;
     };
+    let predicted = emu.get_data().predictor.is_some();
     let out = unsafe { &mut *out };
     *out = uc_charge_price {
         cycles: u64::from(price.cycles),
@@ -121,8 +130,27 @@ unsafe extern "C" fn on_translated(
         taken_extra: u64::from(price.taken_extra),
         inline_charge: u32::from(inline),
         call_memory: u32::from(inline && price.memory),
+        call_entry: u32::from(inline && predicted),
+        entry_info: entry_info(&price),
     };
     inline
+}
+
+/// # Safety
+/// `handle` is the user data `TranslationCharge::install` registered. The
+/// translated code calls this before charging a block, on a core with a
+/// branch predictor: the counters still describe the block before. What
+/// the block hook's `charge_block` does for the predictor: the block
+/// before's branch resolved (its misprediction charged), this block's
+/// noted. Nothing here panics.
+unsafe extern "C" fn on_entry(pc: u64, info: u64, handle: *mut c_void) {
+    let emu = unsafe { &mut *handle.cast::<Uc<'static>>() };
+    let st = emu.get_data_mut();
+    if st.clock.prev_branch != 0 {
+        super::charge::predict(st, pc);
+    }
+    st.clock.prev_branch = (info >> 32) as u8;
+    st.clock.prev_last_insn = info & 0xffff_ffff;
 }
 
 /// # Safety

@@ -14,7 +14,8 @@
 //! each target file says which of its numbers are published.
 
 use crate::model::target::{Organisation, PredictorSpec};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 /// What kind of control transfer a block's last instruction is, for the
 /// predictor.
@@ -77,13 +78,12 @@ impl Predictor {
                 btb_entries,
                 ras_entries,
             } => State::Table(Table {
-                entries,
                 counter_bits,
-                btb_entries,
                 ras_entries,
-                counters: HashMap::new(),
-                targets: HashMap::new(),
-                returns: Vec::new(),
+                // counters start weakly not-taken
+                counters: Slots::new(entries, (1u8 << (counter_bits - 1)) - 1),
+                targets: Slots::new(btb_entries, NO_TARGET),
+                returns: VecDeque::new(),
             }),
             Organisation::LastTakenBackward => State::LastTakenBackward(None),
         };
@@ -141,51 +141,84 @@ fn last_taken_backward(buffer: &mut Option<u32>, pc: u32, to: u32, fallthrough: 
 /// stack.
 #[derive(Debug, Clone)]
 struct Table {
-    entries: u32,
     counter_bits: u32,
-    btb_entries: u32,
     ras_entries: u32,
-    counters: HashMap<u32, u8>,
-    targets: HashMap<u32, (u32, u32)>,
-    returns: Vec<u32>,
+    counters: Slots<u8>,
+    targets: Slots<(u32, u32)>,
+    returns: VecDeque<u32>,
 }
 
+/// A table's entries by branch address: `n` direct-mapped slots indexed by
+/// halfword address (`(pc >> 1) % n`), or one per address when `n` is 0
+/// (a table the model takes as large enough never to alias). Consulted at
+/// every control-flow instruction: an array with a division by
+/// multiplication where the table has a size, and one hashed look-up per
+/// access where it has none. A slot never written holds `empty`.
+#[derive(Debug, Clone)]
+enum Slots<T> {
+    Direct { slots: Vec<T>, modulo: FastMod },
+    PerAddress { map: FxHashMap<u32, T>, empty: T },
+}
+
+impl<T: Copy> Slots<T> {
+    fn new(n: u32, empty: T) -> Slots<T> {
+        match n {
+            0 => Slots::PerAddress {
+                map: FxHashMap::default(),
+                empty,
+            },
+            n => Slots::Direct {
+                slots: vec![empty; n as usize],
+                modulo: FastMod::new(n),
+            },
+        }
+    }
+
+    /// The slot of the branch at `pc`.
+    fn at(&mut self, pc: u32) -> &mut T {
+        match self {
+            Slots::Direct { slots, modulo } => &mut slots[modulo.of(pc >> 1) as usize],
+            Slots::PerAddress { map, empty } => map.entry(pc).or_insert(*empty),
+        }
+    }
+}
+
+/// `a % n` for a fixed `n` by two multiplications (Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation", 2019): exact for every u32
+/// `a`; a division per access was most of the predictor's time.
+#[derive(Debug, Clone, Copy)]
+struct FastMod {
+    n: u32,
+    m: u64,
+}
+
+impl FastMod {
+    fn new(n: u32) -> FastMod {
+        FastMod {
+            n,
+            m: (u64::MAX / u64::from(n)).wrapping_add(1),
+        }
+    }
+
+    fn of(self, a: u32) -> u32 {
+        let low = self.m.wrapping_mul(u64::from(a));
+        ((u128::from(low) * u128::from(self.n)) >> 64) as u32
+    }
+}
+
+/// A target buffer's entry: the branch's address as its tag, and where it
+/// went. The empty entry's tag is odd: no instruction is at an odd address.
+const NO_TARGET: (u32, u32) = (u32::MAX, 0);
+
 impl Table {
-    fn counter_slot(&self, pc: u32) -> u32 {
-        match self.entries {
-            0 => pc,
-            n => (pc >> 1) % n,
-        }
-    }
-
-    fn target_slot(&self, pc: u32) -> u32 {
-        match self.btb_entries {
-            0 => pc,
-            n => (pc >> 1) % n,
-        }
-    }
-
-    /// The target buffer's target for the branch at `pc`.
-    fn predicted_target(&self, pc: u32) -> Option<u32> {
-        self.targets
-            .get(&self.target_slot(pc))
-            .filter(|(tag, _)| *tag == pc)
-            .map(|(_, target)| *target)
-    }
-
-    fn remember_target(&mut self, pc: u32, to: u32) {
-        let slot = self.target_slot(pc);
-        self.targets.insert(slot, (pc, to));
-    }
-
     fn push_return(&mut self, address: u32) {
         if self.ras_entries == 0 {
             return;
         }
         if self.returns.len() == self.ras_entries as usize {
-            self.returns.remove(0);
+            self.returns.pop_front();
         }
-        self.returns.push(address);
+        self.returns.push_back(address);
     }
 
     /// Whether the instruction at `pc` going to `to` was predicted; it
@@ -200,7 +233,7 @@ impl Table {
                 self.push_return(fallthrough);
                 predicted
             }
-            BranchKind::Return if self.ras_entries > 0 => self.returns.pop() == Some(to),
+            BranchKind::Return if self.ras_entries > 0 => self.returns.pop_back() == Some(to),
             BranchKind::Return => self.by_target(pc, to),
         }
     }
@@ -213,23 +246,21 @@ impl Table {
         let bits = self.counter_bits;
         let max = (1u8 << bits) - 1;
         let threshold = 1u8 << (bits - 1);
-        let slot = self.counter_slot(pc);
-        let counter = *self.counters.entry(slot).or_insert(threshold - 1);
-        let guess = (counter >= threshold)
-            .then(|| self.predicted_target(pc))
-            .flatten();
-        let predicted = match guess {
-            Some(target) => taken && target == to,
-            None => !taken,
-        };
-        let updated = if taken {
+        let slot = self.counters.at(pc);
+        let counter = *slot;
+        *slot = if taken {
             counter.saturating_add(1).min(max)
         } else {
             counter.saturating_sub(1)
         };
-        self.counters.insert(slot, updated);
+        let entry = self.targets.at(pc);
+        let predicted = if counter >= threshold && entry.0 == pc {
+            taken && entry.1 == to
+        } else {
+            !taken
+        };
         if taken {
-            self.remember_target(pc, to);
+            *entry = (pc, to);
         }
         predicted
     }
@@ -237,8 +268,9 @@ impl Table {
     /// A jump, call or indirect branch: predicted when the target buffer
     /// holds where it went; it learns the target.
     fn by_target(&mut self, pc: u32, to: u32) -> bool {
-        let predicted = self.predicted_target(pc) == Some(to);
-        self.remember_target(pc, to);
+        let entry = self.targets.at(pc);
+        let predicted = *entry == (pc, to);
+        *entry = (pc, to);
         predicted
     }
 }
@@ -246,6 +278,30 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_remainder_is_the_remainder() {
+        let edges = [
+            0,
+            1,
+            2,
+            39,
+            40,
+            41,
+            127,
+            128,
+            0x7fff_ffff,
+            0xffff_fffe,
+            u32::MAX,
+        ];
+        for n in [1, 2, 3, 7, 40, 128, 1000, 0x8000_0001, u32::MAX] {
+            let modulo = FastMod::new(n);
+            let spread = (0..4096u32).map(|i| i.wrapping_mul(0x9e37_79b9));
+            for a in edges.into_iter().chain(spread) {
+                assert_eq!(modulo.of(a), a % n, "{a} % {n}");
+            }
+        }
+    }
 
     fn spec(entries: u32, bits: u32, btb: u32, ras: u32) -> PredictorSpec {
         PredictorSpec {
