@@ -3,7 +3,7 @@
 //! data, so the engine's modules reach it without importing each other).
 
 use super::{Alias, XipSpec, XipState, XipStats};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Debug)]
 pub struct XipModel {
@@ -11,7 +11,7 @@ pub struct XipModel {
     pub state: XipState,
     /// Per block start: its window's alias, its lines in order, and (on
     /// the RP2350) its fetch words in order.
-    blocks: HashMap<u32, Block>,
+    blocks: FxHashMap<u32, Block>,
 }
 
 #[derive(Debug)]
@@ -38,7 +38,7 @@ impl XipModel {
         XipModel {
             state: XipState::new(&spec),
             spec,
-            blocks: HashMap::new(),
+            blocks: FxHashMap::default(),
         }
     }
 
