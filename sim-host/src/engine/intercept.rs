@@ -22,7 +22,6 @@ use std::rc::Rc;
 /// ELF's, so the call returns by writing PC (see [`return_at_once`]).
 pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
     let arch = uc.get_data().arch;
-    let r = regs(arch);
     let Some(registers) = uc.get_data().call_registers else {
         let stop = Stop::Internal("an ARP call before its interception was installed".into());
         return stop_with(uc, stop);
@@ -72,11 +71,13 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     st.clock.prev_branch = 0;
     // only the query API returns values (0 / NULL inside a guest); the
     // record API is void, and its return register is left as it is
+    // the register ids made only when written (making them every call was
+    // a tenth of an ARP call's host instructions)
     if entry == EntryPoint::Query {
-        let _ = uc.reg_write(r.ret_value, 0);
+        let _ = uc.reg_write(regs(arch).ret_value, 0);
     }
     if return_by_pc {
-        let _ = uc.reg_write(r.pc, ret);
+        let _ = uc.reg_write(regs(arch).pc, ret);
     }
     if let Err(failure) = result {
         failed(uc, failure, call_site);

@@ -349,7 +349,9 @@ impl SectionStats {
         if self.traces.len() <= node {
             self.traces.resize_with(self.paths.len(), || None);
         }
-        let t = self.traces[node].get_or_insert(NodeStats {
+        // made only for a trace's first sample (`get_or_insert` built and
+        // dropped the whole record at every leave)
+        let t = self.traces[node].get_or_insert_with(|| NodeStats {
             kind: frame.kind,
             count: 0,
             total_cycles: 0,
@@ -572,10 +574,18 @@ impl ArpHost {
         self
     }
 
+    /// Keeps the event for `--trace-events`: inline, so that a run
+    /// without it pays one test per call.
+    #[inline]
     fn record_event(&mut self, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
-        let Some(limit) = self.options.trace_events else {
-            return;
-        };
+        if let Some(limit) = self.options.trace_events {
+            self.push_event(limit, tid, sid, kind, enter);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_event(&mut self, limit: usize, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
         if self.events.len() >= limit {
             self.events_dropped += 1;
             return;
@@ -652,11 +662,17 @@ impl ArpHost {
         };
         let playback = self.options.playback.is_some() || self.options.mode == Some(Mode::Playback);
         for measure in measures {
-            self.engine.add_callbacks(Box::new(CounterSet {
-                measure,
-                counters: Rc::clone(&self.counters),
-                playback,
-            }))?;
+            if playback {
+                self.engine.add_callbacks(Box::new(CounterSet {
+                    measure,
+                    counters: Rc::clone(&self.counters),
+                    playback,
+                }))?;
+            } else {
+                // recorded in place, without a call through the set
+                let counter = Rc::clone(self.counters.of(measure));
+                self.engine.add_counter_set(counter)?;
+            }
         }
         // plugin sets are recorded after the host's own (sim_host_plugin.h)
         for plugin in &self.options.plugins {
