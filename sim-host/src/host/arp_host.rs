@@ -303,8 +303,9 @@ impl SectionStats {
         c: &Counters,
     ) -> Result<(), ArpError> {
         let parent = self
-            .stack_mut(tid)
-            .last()
+            .stacks
+            .get(usize::from(tid))
+            .and_then(|s| s.last())
             .map_or(PathInterner::ROOT, |f| f.node);
         // a match, not ok_or: the error is built only when refused
         let Some(node) = self.paths.try_child(parent, sid) else {
@@ -745,6 +746,36 @@ impl ArpHost {
         Ok(())
     }
 
+    /// An enter or leave (`entry`) of section `sid` by ARP thread `tid`
+    /// (the raw argument registers), as [`ArpHost::call`] runs it.
+    #[inline]
+    pub fn section(
+        &mut self,
+        entry: EntryPoint,
+        tid: u32,
+        sid: u32,
+        lidx: u32,
+        site: u64,
+    ) -> Result<(), ArpFailure> {
+        let (tid, sid) = (tid as Tid, sid as Sid);
+        match entry {
+            EntryPoint::Enter(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.enter(tid, sid, lidx as i32, kind)?;
+                self.stats.enter(tid, sid, kind, site, &self.counters)?;
+                self.record_event(tid, sid, kind, true);
+            }
+            EntryPoint::Leave(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.leave(tid, sid, kind)?;
+                self.stats.leave(tid, sid, &self.counters);
+                self.record_event(tid, sid, kind, false);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Runs one intercepted call. Returns the value for the return register.
     pub fn call(
         &mut self,
@@ -755,20 +786,8 @@ impl ArpHost {
     ) -> Result<u32, ArpFailure> {
         let [a0, a1, a2, _] = args.0;
         let tid = a0 as Tid;
-        let sid = a1 as Sid;
         match entry {
-            EntryPoint::Enter(kind) => {
-                self.counters.kernel.set(kind == SectionKind::Kernel);
-                self.engine.enter(tid, sid, a2 as i32, kind)?;
-                self.stats.enter(tid, sid, kind, site, &self.counters)?;
-                self.record_event(tid, sid, kind, true);
-            }
-            EntryPoint::Leave(kind) => {
-                self.counters.kernel.set(kind == SectionKind::Kernel);
-                self.engine.leave(tid, sid, kind)?;
-                self.stats.leave(tid, sid, &self.counters);
-                self.record_event(tid, sid, kind, false);
-            }
+            EntryPoint::Enter(_) | EntryPoint::Leave(_) => self.section(entry, a0, a1, a2, site)?,
             EntryPoint::Spawned => {
                 self.engine.spawned(a0 as Tid, a1 as Tid)?;
                 self.stats.spawned(a0 as Tid, a1 as Tid);
