@@ -322,11 +322,15 @@ impl StreamedOutput {
     }
 
     /// Appends one sample.
+    #[inline]
     pub fn write_sample(&mut self, stack: &[StackEntry], values: &[Value]) -> Result<()> {
-        let w = self.writer.as_mut().ok_or_else(not_started)?;
-        w.as_dyn()
-            .write_sample(stack, values)
-            .map_err(|e| self.spec.io_err(e))?;
+        // the format's writer called directly, not through `as_dyn`: one
+        // record per leave, so the call is inlined instead of dispatched
+        let written = match self.writer.as_mut().ok_or_else(not_started)? {
+            FormatWriter::Ascii(w) => w.write_sample(stack, values),
+            FormatWriter::Binary(w) => w.write_sample(stack, values),
+        };
+        written.map_err(|e| self.spec.io_err(e))?;
         self.count += 1;
         Ok(())
     }

@@ -10,7 +10,9 @@ use crate::record::{Header, Histogram, Payload, HISTOGRAM_BINS};
 use crate::types::{
     format_path_tail, DataType, FileFormat, Lidx, Mode, Sid, StackEntry, Tid, Value,
 };
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// A set of measuring callbacks (manual 6.1.2 `arp_add_callbacks`).
 ///
@@ -31,6 +33,35 @@ pub trait CallbackSet {
     fn spawn(&mut self, _parent: Tid, _child: Tid) {}
     /// Thread `tid` is about to end (manual 3.1).
     fn join(&mut self, _tid: Tid) {}
+}
+
+/// The built-in measuring set ([`Engine::add_counter_set`]): at enter the
+/// counter's value, at leave its difference since (0 if it went back), as
+/// an `unsigned long long`.
+pub struct CounterDiff(pub Rc<Cell<u64>>);
+
+impl CallbackSet for CounterDiff {
+    fn data_type(&self) -> DataType {
+        DataType::ULLong
+    }
+    fn enter(&mut self, _: Tid, _: Sid, data: &mut Value) {
+        *data = Value::ULong(self.0.get());
+    }
+    fn leave(&mut self, _: Tid, _: Sid, data: &mut Value) {
+        *data = Value::ULong(self.0.get().saturating_sub(counter_start(data)));
+    }
+}
+
+/// The counter value a [`CounterDiff`] data area holds (in playback, the
+/// recorded value of any type).
+fn counter_start(data: &Value) -> u64 {
+    match *data {
+        Value::ULong(v) | Value::ULLong(v) => v,
+        Value::Long(v) | Value::LLong(v) => v as u64,
+        Value::UInt(v) => u64::from(v),
+        Value::Int(v) => v as u64,
+        ref other => other.as_f64().max(0.0) as u64,
+    }
 }
 
 /// The three kinds of section (manual 2.4, 6.1.2).
@@ -72,6 +103,9 @@ struct Frame {
     /// Copied from the parent thread at spawn (manual 4.4): the child may
     /// not leave it.
     inherited: bool,
+    /// The fast path's first counter at the enter (the others, if any,
+    /// in the thread's `starts` from `data_start`).
+    first: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -102,6 +136,23 @@ struct SectionCounters {
 const DENSE_SIDS: usize = 256;
 
 impl SectionCounters {
+    /// The counter of `sid` at an entry under the parent instance
+    /// `parent_instance` (DESIGN.md decision 3), kept.
+    #[inline]
+    fn enter(&mut self, sid: Sid, lidx: Lidx, parent_instance: u64) -> Lidx {
+        let counter = self.get_mut(sid);
+        let idx = if counter.parent_instance == parent_instance {
+            counter.value.wrapping_add(1)
+        } else {
+            lidx
+        };
+        *counter = Counter {
+            parent_instance,
+            value: idx,
+        };
+        idx
+    }
+
     #[inline]
     fn get_mut(&mut self, sid: Sid) -> &mut Counter {
         let i = usize::from(sid);
@@ -121,6 +172,9 @@ struct ThreadState {
     /// `sid@idx` of every frame: the trace of a record (decision 6).
     entries: Vec<StackEntry>,
     data: Vec<Value>,
+    /// The fast path's data areas: the counters' values at the enter of
+    /// each open measured frame, `sets` a frame.
+    starts: Vec<u64>,
     counters: SectionCounters,
     kernels_open: u32,
     spawned: bool,
@@ -132,10 +186,96 @@ impl ThreadState {
             frames: Vec::with_capacity(32),
             entries: Vec::with_capacity(32),
             data: Vec::with_capacity(32),
+            starts: Vec::with_capacity(32),
             counters: SectionCounters::default(),
             kernels_open: 0,
             spawned: false,
         }
+    }
+
+    /// The error of entering kernel `sid` while another is open.
+    #[cold]
+    #[inline(never)]
+    fn kernel_nested(&self, tid: Tid, sid: Sid) -> ArpError {
+        // Manual 2.1: kernels are not nested, statically or dynamically.
+        let outer = self
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.kind == SectionKind::Kernel)
+            .map_or(0, |f| f.sid);
+        ArpError::KernelNested {
+            tid,
+            outer,
+            inner: sid,
+        }
+    }
+
+    /// Pushes an entered frame, its `sid@idx` and its kernel count.
+    #[inline]
+    fn open(&mut self, frame: Frame, idx: Lidx) {
+        self.frames.push(frame);
+        self.entries.push(StackEntry {
+            sid: frame.sid,
+            idx,
+        });
+        if frame.kind == SectionKind::Kernel {
+            self.kernels_open += 1;
+        }
+    }
+
+    /// The frame a leave of `sid` (`kind`) closes: the innermost, the
+    /// thread's own, of that section and kind.
+    #[inline]
+    fn innermost(&self, tid: Tid, sid: Sid, kind: SectionKind) -> Result<Frame> {
+        match self.frames.last() {
+            Some(f) if !f.inherited && f.sid == sid && f.kind == kind => Ok(*f),
+            _ => Err(self.leave_error(tid, sid, kind)),
+        }
+    }
+
+    /// Why a leave of `sid` (`kind`) closes no frame.
+    #[cold]
+    #[inline(never)]
+    fn leave_error(&self, tid: Tid, sid: Sid, kind: SectionKind) -> ArpError {
+        let entered = |sid| self.frames.iter().any(|f| f.sid == sid && !f.inherited);
+        let frame = match self.frames.last() {
+            Some(f) if !f.inherited => *f,
+            _ if entered(sid) => {
+                return ArpError::LeaveMismatch {
+                    tid,
+                    left: sid,
+                    innermost: self.frames.last().map_or(0, |f| f.sid),
+                }
+            }
+            _ => return ArpError::LeaveWithoutEnter { tid, sid },
+        };
+        if frame.sid != sid {
+            if !entered(sid) {
+                return ArpError::LeaveWithoutEnter { tid, sid };
+            }
+            return ArpError::LeaveMismatch {
+                tid,
+                left: sid,
+                innermost: frame.sid,
+            };
+        }
+        ArpError::LeaveKindMismatch {
+            tid,
+            sid,
+            kind: kind.name(),
+            entered: frame.kind.name(),
+        }
+    }
+
+    /// Pops the innermost frame, left as `kind`.
+    #[inline]
+    fn close(&mut self, kind: SectionKind) {
+        if kind == SectionKind::Kernel {
+            self.kernels_open -= 1;
+        }
+        self.frames.pop();
+        self.entries.pop();
     }
 
     fn open_sections(&self) -> String {
@@ -148,46 +288,118 @@ impl ThreadState {
     }
 }
 
-#[derive(Default)]
-struct Aggregate {
-    count: u64,
+/// Per-trace accumulators of `record_average` and `record_histogram`,
+/// keyed by the interned section-id path and kept in place: a trace gets
+/// a slot when it is first left (the slots are the order of the records),
+/// and its count, sums and bins sit in flat vectors at that slot, so a
+/// leave adds to them without allocating or looking anything up.
+struct Aggregates {
+    paths: PathInterner,
+    histogram: bool,
+    /// Values per record (the callback sets).
+    sets: usize,
+    /// By path node: its slot, or [`NO_SLOT`] before its first leave.
+    slot_of: Vec<u32>,
+    /// By slot: the node, and how many samples were added.
+    nodes: Vec<u32>,
+    counts: Vec<u64>,
+    /// By slot x set.
     sums: Vec<f64>,
     bins: Vec<[u64; HISTOGRAM_BINS]>,
 }
 
-/// Per-trace accumulators of `record_average` and `record_histogram`,
-/// keyed by the interned section-id path.
-#[derive(Default)]
-struct Aggregates {
-    paths: PathInterner,
-    /// By path node.
-    accs: Vec<Option<Aggregate>>,
-    order: Vec<u32>,
-}
+const NO_SLOT: u32 = u32::MAX;
 
 impl Aggregates {
-    fn add(&mut self, node: u32, values: &[Value], histogram: bool) {
-        if self.accs.len() <= node as usize {
-            self.accs.resize_with(self.paths.len(), || None);
+    fn new(histogram: bool, sets: usize) -> Self {
+        Aggregates {
+            paths: PathInterner::default(),
+            histogram,
+            sets,
+            slot_of: Vec::new(),
+            nodes: Vec::new(),
+            counts: Vec::new(),
+            sums: Vec::new(),
+            bins: Vec::new(),
         }
-        let slot = &mut self.accs[node as usize];
-        if slot.is_none() {
-            self.order.push(node);
+    }
+
+    /// The slot of `node`, counted once more; made on its first leave.
+    #[inline]
+    fn count(&mut self, node: u32) -> usize {
+        let slot = match self.slot_of.get(node as usize) {
+            Some(&slot) if slot != NO_SLOT => slot as usize,
+            _ => self.new_slot(node),
+        };
+        self.counts[slot] += 1;
+        slot
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_slot(&mut self, node: u32) -> usize {
+        if self.slot_of.len() <= node as usize {
+            self.slot_of
+                .resize(self.paths.len().max(node as usize + 1), NO_SLOT);
         }
-        let acc = slot.get_or_insert_with(|| Aggregate {
-            count: 0,
-            sums: vec![0.0; values.len()],
-            bins: if histogram {
-                vec![[0; HISTOGRAM_BINS]; values.len()]
-            } else {
-                Vec::new()
-            },
-        });
-        acc.count += 1;
+        let slot = self.nodes.len();
+        self.slot_of[node as usize] = slot as u32;
+        self.nodes.push(node);
+        self.counts.push(0);
+        self.sums.resize(self.sums.len() + self.sets, 0.0);
+        if self.histogram {
+            self.bins
+                .resize(self.bins.len() + self.sets, [0; HISTOGRAM_BINS]);
+        }
+        slot
+    }
+
+    /// The node of `parent`'s path and `sid`; refused past the cap,
+    /// before any change.
+    #[inline]
+    fn child_path(&mut self, parent: u32, tid: Tid, sid: Sid) -> Result<u32> {
+        // a match, not ok_or: the error is built only when refused (built
+        // and dropped on every entry, it cost 1.5 % of an ARP-call-dense run)
+        match self.paths.try_child(parent, sid) {
+            Some(node) => Ok(node),
+            None => Err(too_many_paths(tid, sid)),
+        }
+    }
+
+    /// Adds one sample (the general path's values).
+    fn add(&mut self, node: u32, values: &[Value]) {
+        let at = self.count(node) * self.sets;
         for (i, v) in values.iter().enumerate() {
-            acc.sums[i] += v.as_f64();
-            if histogram {
-                acc.bins[i][Histogram::bin_of(v) as usize] += 1;
+            self.sums[at + i] += v.as_f64();
+            if self.histogram {
+                self.bins[at + i][Histogram::bin_of(v) as usize] += 1;
+            }
+        }
+    }
+
+    /// [`Aggregates::add_counts`] of one set.
+    #[inline]
+    fn add_count(&mut self, node: u32, value: u64) {
+        let slot = self.count(node);
+        if let Some(sum) = self.sums.get_mut(slot) {
+            *sum += value as f64;
+        }
+        if self.histogram {
+            if let Some(bins) = self.bins.get_mut(slot) {
+                bins[counter_bin(value)] += 1;
+            }
+        }
+    }
+
+    /// Adds one sample of the built-in counter sets: the same sums and
+    /// bins as [`Aggregates::add`] of `Value::ULong` values.
+    #[inline]
+    fn add_counts(&mut self, node: u32, values: impl Iterator<Item = u64>) {
+        let at = self.count(node) * self.sets;
+        for (i, v) in values.enumerate() {
+            self.sums[at + i] += v as f64;
+            if self.histogram {
+                self.bins[at + i][counter_bin(v)] += 1;
             }
         }
     }
@@ -202,16 +414,14 @@ impl Aggregates {
     /// The records in the order their traces were first left, made one
     /// at a time (a record's stack is its whole path: holding them all
     /// would cost the square of the nesting depth).
-    fn records(&self, histogram: bool) -> impl Iterator<Item = crate::record::Record> + '_ {
-        self.order.iter().map(move |&node| {
-            let acc = self.accs[node as usize]
-                .as_ref()
-                .expect("ordered nodes have data");
-            let payload = if histogram {
+    fn records(&self) -> impl Iterator<Item = crate::record::Record> + '_ {
+        self.nodes.iter().enumerate().map(move |(slot, &node)| {
+            let count = self.counts[slot];
+            let range = slot * self.sets..(slot + 1) * self.sets;
+            let payload = if self.histogram {
                 Payload::Histogram {
-                    count: acc.count,
-                    histograms: acc
-                        .bins
+                    count,
+                    histograms: self.bins[range]
                         .iter()
                         .map(|b| Histogram {
                             bins: b
@@ -225,8 +435,8 @@ impl Aggregates {
                 }
             } else {
                 Payload::Average {
-                    count: acc.count,
-                    means: acc.sums.iter().map(|s| s / acc.count as f64).collect(),
+                    count,
+                    means: self.sums[range].iter().map(|s| s / count as f64).collect(),
                 }
             };
             crate::record::Record {
@@ -237,8 +447,25 @@ impl Aggregates {
     }
 }
 
+/// The error of a new path past [`crate::paths::MAX_SECTION_PATHS`].
+#[cold]
+#[inline(never)]
+fn too_many_paths(tid: Tid, sid: Sid) -> ArpError {
+    ArpError::TooManyPaths {
+        tid,
+        sid,
+        cap: crate::paths::MAX_SECTION_PATHS,
+    }
+}
+
+/// [`Histogram::bin_of`] of `Value::ULong(v)`: the bit length of `v`.
+#[inline]
+fn counter_bin(v: u64) -> usize {
+    (u64::BITS - v.leading_zeros()) as usize
+}
+
 enum Sink {
-    Aggregate(Aggregates, bool),
+    Aggregate(Aggregates),
     Stream(StreamedOutput),
     Playback(PlaybackIndex),
 }
@@ -252,6 +479,11 @@ struct Running {
     threads: Vec<Option<Box<ThreadState>>>,
     sink: Sink,
     next_instance: u64,
+    /// Every set is built in ([`Engine::add_counter_set`]): their
+    /// counters, and the recording runs the fast path.
+    counter_sets: Option<Box<[Rc<Cell<u64>>]>>,
+    /// The fast path's values of a streamed record, reused.
+    values: Vec<Value>,
 }
 
 /// What [`Engine::finish`] did.
@@ -273,6 +505,9 @@ pub struct FinishSummary {
 /// driven by `&mut self` calls and takes no locks (manual 3.3).
 pub struct Engine {
     callbacks: Vec<Box<dyn CallbackSet>>,
+    /// The counters of the sets added by [`Engine::add_counter_set`], in
+    /// order; when every set is one, a recording runs the fast path.
+    counter_sets: Vec<Rc<Cell<u64>>>,
     output: OutputSpec,
     running: Option<Running>,
     last_playback: Option<PlaybackIndex>,
@@ -299,6 +534,7 @@ impl Engine {
     pub fn new() -> Self {
         Engine {
             callbacks: Vec::new(),
+            counter_sets: Vec::new(),
             output: OutputSpec::default(),
             running: None,
             last_playback: None,
@@ -320,6 +556,19 @@ impl Engine {
             )));
         }
         self.callbacks.push(set);
+        Ok(())
+    }
+
+    /// Adds the built-in measuring set: the difference of `counter`
+    /// between enter and leave, an `unsigned long long` (what
+    /// [`CounterDiff`] does as a callback set). While every set of a run
+    /// is one of these, a recording enters and leaves without calling
+    /// through a set and without a data area per set: the counters are
+    /// read in place ([`Engine::enter`]). Playback runs them as
+    /// [`CounterDiff`] sets.
+    pub fn add_counter_set(&mut self, counter: Rc<Cell<u64>>) -> Result<()> {
+        self.add_callbacks(Box::new(CounterDiff(Rc::clone(&counter))))?;
+        self.counter_sets.push(counter);
         Ok(())
     }
 
@@ -391,8 +640,8 @@ impl Engine {
             return Err(ArpError::NoCallbacks);
         }
         let sink = match mode {
-            Mode::RecordAverage => Sink::Aggregate(Aggregates::default(), false),
-            Mode::RecordHistogram => Sink::Aggregate(Aggregates::default(), true),
+            Mode::RecordAverage => Sink::Aggregate(Aggregates::new(false, self.callbacks.len())),
+            Mode::RecordHistogram => Sink::Aggregate(Aggregates::new(true, self.callbacks.len())),
             Mode::RecordAll => Sink::Stream(StreamedOutput::create(
                 &self.output,
                 &self.header(Mode::RecordAll, 0, false),
@@ -402,13 +651,11 @@ impl Engine {
                 return self.start_playback(max_tid, max_sid, index);
             }
         };
-        self.running = Some(Running::new(
-            self.data_types(),
-            max_tid,
-            max_sid,
-            mode,
-            sink,
-        ));
+        let mut run = Running::new(self.data_types(), max_tid, max_sid, mode, sink);
+        if self.counter_sets.len() == self.callbacks.len() {
+            run.counter_sets = Some(self.counter_sets.clone().into_boxed_slice());
+        }
+        self.running = Some(run);
         Ok(())
     }
 
@@ -461,56 +708,40 @@ impl Engine {
     /// In playback, a tuple with no recorded sample gives
     /// [`ArpError::NoRecordedSample`] (non-fatal) *after* the section was
     /// entered with zeroed data areas, so that its leave still matches.
+    ///
+    /// A recording whose sets are all built in ([`Engine::add_counter_set`])
+    /// takes the fast path: the same checks, counters and records, with
+    /// the counters read in place instead of through the sets.
+    #[inline]
     pub fn enter(&mut self, tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) -> Result<()> {
+        let run = self.running.as_mut().ok_or_else(not_started)?;
+        if run.counter_sets.is_some() {
+            return run.enter_fast(tid, sid, lidx, kind);
+        }
+        self.enter_general(tid, sid, lidx, kind)
+    }
+
+    /// [`Engine::enter`] through the callback sets (out of line: the fast
+    /// path's caller stays small).
+    #[inline(never)]
+    fn enter_general(&mut self, tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) -> Result<()> {
         let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_ids(tid, sid)?;
         let thread = run.threads[tid as usize].get_or_insert_with(|| Box::new(ThreadState::new()));
         if kind == SectionKind::Kernel && thread.kernels_open > 0 {
-            // Manual 2.1: kernels are not nested, statically or dynamically.
-            let outer = thread
-                .frames
-                .iter()
-                .rev()
-                .find(|f| f.kind == SectionKind::Kernel)
-                .map_or(0, |f| f.sid);
-            return Err(ArpError::KernelNested {
-                tid,
-                outer,
-                inner: sid,
-            });
+            return Err(thread.kernel_nested(tid, sid));
         }
         let parent = thread.frames.last().copied();
         // interned first: a path past the cap is refused before any change
         let path_node = match &mut run.sink {
-            Sink::Aggregate(aggs, _) => {
+            Sink::Aggregate(aggs) => {
                 let parent_node = parent.map_or(PathInterner::ROOT, |p| p.path_node);
-                // a match, not ok_or: the error is built only when refused
-                // (built and dropped on every entry, it cost 1.5 % of an
-                // ARP-call-dense run)
-                match aggs.paths.try_child(parent_node, sid) {
-                    Some(node) => node,
-                    None => {
-                        return Err(ArpError::TooManyPaths {
-                            tid,
-                            sid,
-                            cap: crate::paths::MAX_SECTION_PATHS,
-                        })
-                    }
-                }
+                aggs.child_path(parent_node, tid, sid)?
             }
             _ => 0,
         };
         let parent_instance = parent.map_or(0, |p| p.instance);
-        let counter = thread.counters.get_mut(sid);
-        let idx = if counter.parent_instance == parent_instance {
-            counter.value.wrapping_add(1)
-        } else {
-            lidx
-        };
-        *counter = Counter {
-            parent_instance,
-            value: idx,
-        };
+        let idx = thread.counters.enter(sid, lidx, parent_instance);
         run.next_instance += 1;
         let mut frame = Frame {
             sid,
@@ -520,6 +751,7 @@ impl Engine {
             pb_node: NO_NODE,
             data_start: thread.data.len() as u32,
             inherited: false,
+            first: 0,
         };
         let parent_pb = parent.map_or(ROOT, |p| p.pb_node);
         let mut missing = false;
@@ -540,11 +772,7 @@ impl Engine {
                 }
             }
         }
-        thread.frames.push(frame);
-        thread.entries.push(StackEntry { sid, idx });
-        if kind == SectionKind::Kernel {
-            thread.kernels_open += 1;
-        }
+        thread.open(frame, idx);
         if kind.measured() {
             if missing || !matches!(run.sink, Sink::Playback(_)) {
                 thread
@@ -571,46 +799,24 @@ impl Engine {
 
     /// Leaves a section (manual 6.1.2 `arp_leave*`): it must be the
     /// innermost section the thread entered, of the same kind.
+    #[inline]
     pub fn leave(&mut self, tid: Tid, sid: Sid, kind: SectionKind) -> Result<()> {
+        let run = self.running.as_mut().ok_or_else(not_started)?;
+        if run.counter_sets.is_some() {
+            return run.leave_fast(tid, sid, kind);
+        }
+        self.leave_general(tid, sid, kind)
+    }
+
+    /// [`Engine::leave`] through the callback sets.
+    #[inline(never)]
+    fn leave_general(&mut self, tid: Tid, sid: Sid, kind: SectionKind) -> Result<()> {
         let run = self.running.as_mut().ok_or_else(not_started)?;
         run.check_ids(tid, sid)?;
         let Some(thread) = run.threads[tid as usize].as_mut() else {
             return Err(ArpError::LeaveWithoutEnter { tid, sid });
         };
-        let frame = match thread.frames.last() {
-            Some(f) if !f.inherited => *f,
-            _ => {
-                return Err(
-                    if thread.frames.iter().any(|f| f.sid == sid && !f.inherited) {
-                        ArpError::LeaveMismatch {
-                            tid,
-                            left: sid,
-                            innermost: thread.frames.last().map_or(0, |f| f.sid),
-                        }
-                    } else {
-                        ArpError::LeaveWithoutEnter { tid, sid }
-                    },
-                )
-            }
-        };
-        if frame.sid != sid {
-            if !thread.frames.iter().any(|f| f.sid == sid && !f.inherited) {
-                return Err(ArpError::LeaveWithoutEnter { tid, sid });
-            }
-            return Err(ArpError::LeaveMismatch {
-                tid,
-                left: sid,
-                innermost: frame.sid,
-            });
-        }
-        if frame.kind != kind {
-            return Err(ArpError::LeaveKindMismatch {
-                tid,
-                sid,
-                kind: kind.name(),
-                entered: frame.kind.name(),
-            });
-        }
+        let frame = thread.innermost(tid, sid, kind)?;
         let mut result = Ok(());
         if kind.measured() {
             let start = frame.data_start as usize;
@@ -619,17 +825,13 @@ impl Engine {
             }
             let values = &thread.data[start..];
             match &mut run.sink {
-                Sink::Aggregate(aggs, histogram) => aggs.add(frame.path_node, values, *histogram),
+                Sink::Aggregate(aggs) => aggs.add(frame.path_node, values),
                 Sink::Stream(out) => result = out.write_sample(&thread.entries, values),
                 Sink::Playback(_) => {}
             }
             thread.data.truncate(start);
         }
-        if kind == SectionKind::Kernel {
-            thread.kernels_open -= 1;
-        }
-        thread.frames.pop();
-        thread.entries.pop();
+        thread.close(kind);
         result
     }
 
@@ -787,15 +989,15 @@ impl Engine {
                 .push(ArpError::TrailingThreads { count: trailing });
         }
         match run.sink {
-            Sink::Aggregate(aggs, histogram) => {
-                let mode = if histogram {
+            Sink::Aggregate(aggs) => {
+                let mode = if aggs.histogram {
                     Mode::RecordHistogram
                 } else {
                     Mode::RecordAverage
                 };
-                let count = aggs.order.len() as u64;
+                let count = aggs.nodes.len() as u64;
                 let header = self.header(mode, count, partial);
-                codec::write_record_iter(&self.output, &header, count, aggs.records(histogram))?;
+                codec::write_record_iter(&self.output, &header, count, aggs.records())?;
                 summary.records = count;
                 summary.path = Some(self.output.path.clone());
             }
@@ -838,7 +1040,100 @@ impl Running {
             threads: (0..=max_tid as usize).map(|_| None).collect(),
             sink,
             next_instance: 0,
+            counter_sets: None,
+            values: Vec::new(),
         }
+    }
+
+    /// [`Engine::enter`] of a recording whose sets are all built in: the
+    /// general path's checks, path, counter and frame, with the counters'
+    /// values kept in the frame (the first) and the thread's `starts`.
+    #[inline]
+    fn enter_fast(&mut self, tid: Tid, sid: Sid, lidx: Lidx, kind: SectionKind) -> Result<()> {
+        self.check_ids(tid, sid)?;
+        let thread = match &mut self.threads[tid as usize] {
+            Some(thread) => thread,
+            none => none.insert(Box::new(ThreadState::new())),
+        };
+        if kind == SectionKind::Kernel && thread.kernels_open > 0 {
+            return Err(thread.kernel_nested(tid, sid));
+        }
+        let (parent_node, parent_instance) = match thread.frames.last() {
+            Some(p) => (p.path_node, p.instance),
+            None => (PathInterner::ROOT, 0),
+        };
+        let path_node = match &mut self.sink {
+            Sink::Aggregate(aggs) => match aggs.paths.try_child(parent_node, sid) {
+                Some(node) => node,
+                None => return Err(too_many_paths(tid, sid)),
+            },
+            _ => 0,
+        };
+        let idx = thread.counters.enter(sid, lidx, parent_instance);
+        self.next_instance += 1;
+        let sets = self.counter_sets.as_deref().unwrap_or_default();
+        let first = match sets.first() {
+            Some(counter) if kind.measured() => counter.get(),
+            _ => 0,
+        };
+        let frame = Frame {
+            sid,
+            kind,
+            instance: self.next_instance,
+            path_node,
+            pb_node: NO_NODE,
+            data_start: thread.starts.len() as u32,
+            inherited: false,
+            first,
+        };
+        thread.open(frame, idx);
+        if kind.measured() && sets.len() > 1 {
+            for counter in &sets[1..] {
+                thread.starts.push(counter.get());
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Engine::leave`] of a recording whose sets are all built in.
+    #[inline]
+    fn leave_fast(&mut self, tid: Tid, sid: Sid, kind: SectionKind) -> Result<()> {
+        self.check_ids(tid, sid)?;
+        let Some(thread) = self.threads[tid as usize].as_deref_mut() else {
+            return Err(ArpError::LeaveWithoutEnter { tid, sid });
+        };
+        let (path_node, first, start) = match thread.frames.last() {
+            Some(f) if !f.inherited && f.sid == sid && f.kind == kind => {
+                (f.path_node, f.first, f.data_start as usize)
+            }
+            _ => return Err(thread.leave_error(tid, sid, kind)),
+        };
+        if kind.measured() {
+            let sets = self.counter_sets.as_deref().unwrap_or_default();
+            let starts = std::iter::once(&first).chain(&thread.starts[start..]);
+            let spent = sets
+                .iter()
+                .zip(starts)
+                .map(|(counter, &at)| counter.get().saturating_sub(at));
+            match &mut self.sink {
+                Sink::Aggregate(aggs) if sets.len() == 1 => {
+                    aggs.add_count(path_node, sets[0].get().saturating_sub(first))
+                }
+                Sink::Aggregate(aggs) => aggs.add_counts(path_node, spent),
+                Sink::Stream(out) => {
+                    self.values.clear();
+                    self.values.extend(spent.map(Value::ULong));
+                    let written = out.write_sample(&thread.entries, &self.values);
+                    thread.starts.truncate(start);
+                    thread.close(kind);
+                    return written;
+                }
+                Sink::Playback(_) => {}
+            }
+            thread.starts.truncate(start);
+        }
+        thread.close(kind);
+        Ok(())
     }
 
     #[inline]
@@ -868,3 +1163,7 @@ impl Running {
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "engine_fast_tests.rs"]
+mod fast_tests;

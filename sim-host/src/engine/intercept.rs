@@ -20,12 +20,75 @@ use std::rc::Rc;
 
 /// Runs an intercepted ARP call; `return_by_pc`: the stub's body is the
 /// ELF's, so the call returns by writing PC (see [`return_at_once`]).
+#[inline]
 pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
-    let arch = uc.get_data().arch;
-    let r = regs(arch);
+    match entry {
+        EntryPoint::Enter(_) | EntryPoint::Leave(_)
+            if !return_by_pc && !uc.get_data().arp.has_plugins() =>
+        {
+            section_call(uc, entry)
+        }
+        _ => any_call(uc, entry, return_by_pc),
+    }
+}
+
+/// An enter or leave on the fast interception without plugins (most of
+/// the calls of a run that records): [`any_call`] without what only other
+/// calls need, in a function small enough to keep its registers.
+#[inline]
+fn section_call(uc: &mut Uc<'_>, entry: EntryPoint) {
     let Some(registers) = uc.get_data().call_registers else {
-        let stop = Stop::Internal("an ARP call before its interception was installed".into());
-        return stop_with(uc, stop);
+        return not_installed(uc);
+    };
+    let [ret, tid, sid, lidx, _] = registers.read();
+    let st = uc.get_data_mut();
+    let call_site = (u64::from(ret) & !1).saturating_sub(4);
+    set_counters(st);
+    let result = st.arp.section(entry, tid, sid, lidx, call_site);
+    after_call(st, ret);
+    if let Err(failure) = result {
+        failed(uc, failure, call_site);
+    }
+}
+
+/// The core's counters, for the call's callback sets and statistics.
+#[inline]
+fn set_counters(st: &mut super::state::State) {
+    let counters = &st.arp.counters;
+    counters.cycles.set(st.clock.cycles);
+    counters.instructions.set(st.clock.instructions);
+    // left at None without a model: no copy of the counters per call
+    if st.has_memory_model() {
+        counters.memory.set(st.memory_counters());
+    }
+    counters.core.set(st.threads.current_core);
+    counters.thread.set(st.threads.current);
+}
+
+/// The clock after a call returning to `ret`.
+#[inline]
+fn after_call(st: &mut super::state::State, ret: u32) {
+    // playback sets the clock to the recorded cost at a leave
+    st.clock.cycles = st.arp.counters.cycles.get();
+    // returning skips the stub: the next block is not reached by a branch
+    st.clock.prev_fallthrough = u64::from(ret) & !1;
+    st.clock.prev_taken_extra = 0;
+    st.clock.prev_branch = 0;
+}
+
+#[cold]
+#[inline(never)]
+fn not_installed(uc: &mut Uc<'_>) {
+    let stop = Stop::Internal("an ARP call before its interception was installed".into());
+    stop_with(uc, stop);
+}
+
+/// Any intercepted ARP call.
+#[inline(never)]
+fn any_call(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) {
+    let arch = uc.get_data().arch;
+    let Some(registers) = uc.get_data().call_registers else {
+        return not_installed(uc);
     };
     // the arguments the entry point does not take read as 0 (selected in
     // registers: a loop zeroing the rest became a memset whose stores the
@@ -46,14 +109,7 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     };
     let st = uc.get_data_mut();
     let call_site = (ret & !1).saturating_sub(4);
-    st.arp.counters.cycles.set(st.clock.cycles);
-    st.arp.counters.instructions.set(st.clock.instructions);
-    // left at None without a model: no copy of the counters per call
-    if st.has_memory_model() {
-        st.arp.counters.memory.set(st.memory_counters());
-    }
-    st.arp.counters.core.set(st.threads.current_core);
-    st.arp.counters.thread.set(st.threads.current);
+    set_counters(st);
     let result = if st.arp.has_plugins() {
         // plugin callbacks may read the guest through the host API meanwhile
         let (counters, clock_hz) = (Rc::clone(&st.arp.counters), st.target.clock_hz);
@@ -63,20 +119,16 @@ pub(super) fn intercept(uc: &mut Uc<'_>, entry: EntryPoint, return_by_pc: bool) 
     } else {
         st.arp.call(entry, &args, call_site, &|_| name.clone())
     };
-    let st = uc.get_data_mut();
-    // playback sets the clock to the recorded cost at a leave
-    st.clock.cycles = st.arp.counters.cycles.get();
-    // returning skips the stub: the next block is not reached by a branch
-    st.clock.prev_fallthrough = ret & !1;
-    st.clock.prev_taken_extra = 0;
-    st.clock.prev_branch = 0;
+    after_call(uc.get_data_mut(), values[0]);
     // only the query API returns values (0 / NULL inside a guest); the
     // record API is void, and its return register is left as it is
+    // the register ids made only when written (making them every call was
+    // a tenth of an ARP call's host instructions)
     if entry == EntryPoint::Query {
-        let _ = uc.reg_write(r.ret_value, 0);
+        let _ = uc.reg_write(regs(arch).ret_value, 0);
     }
     if return_by_pc {
-        let _ = uc.reg_write(r.pc, ret);
+        let _ = uc.reg_write(regs(arch).pc, ret);
     }
     if let Err(failure) = result {
         failed(uc, failure, call_site);

@@ -303,8 +303,9 @@ impl SectionStats {
         c: &Counters,
     ) -> Result<(), ArpError> {
         let parent = self
-            .stack_mut(tid)
-            .last()
+            .stacks
+            .get(usize::from(tid))
+            .and_then(|s| s.last())
             .map_or(PathInterner::ROOT, |f| f.node);
         // a match, not ok_or: the error is built only when refused
         let Some(node) = self.paths.try_child(parent, sid) else {
@@ -349,7 +350,9 @@ impl SectionStats {
         if self.traces.len() <= node {
             self.traces.resize_with(self.paths.len(), || None);
         }
-        let t = self.traces[node].get_or_insert(NodeStats {
+        // made only for a trace's first sample (`get_or_insert` built and
+        // dropped the whole record at every leave)
+        let t = self.traces[node].get_or_insert_with(|| NodeStats {
             kind: frame.kind,
             count: 0,
             total_cycles: 0,
@@ -572,10 +575,18 @@ impl ArpHost {
         self
     }
 
+    /// Keeps the event for `--trace-events`: inline, so that a run
+    /// without it pays one test per call.
+    #[inline]
     fn record_event(&mut self, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
-        let Some(limit) = self.options.trace_events else {
-            return;
-        };
+        if let Some(limit) = self.options.trace_events {
+            self.push_event(limit, tid, sid, kind, enter);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_event(&mut self, limit: usize, tid: Tid, sid: Sid, kind: SectionKind, enter: bool) {
         if self.events.len() >= limit {
             self.events_dropped += 1;
             return;
@@ -652,11 +663,17 @@ impl ArpHost {
         };
         let playback = self.options.playback.is_some() || self.options.mode == Some(Mode::Playback);
         for measure in measures {
-            self.engine.add_callbacks(Box::new(CounterSet {
-                measure,
-                counters: Rc::clone(&self.counters),
-                playback,
-            }))?;
+            if playback {
+                self.engine.add_callbacks(Box::new(CounterSet {
+                    measure,
+                    counters: Rc::clone(&self.counters),
+                    playback,
+                }))?;
+            } else {
+                // recorded in place, without a call through the set
+                let counter = Rc::clone(self.counters.of(measure));
+                self.engine.add_counter_set(counter)?;
+            }
         }
         // plugin sets are recorded after the host's own (sim_host_plugin.h)
         for plugin in &self.options.plugins {
@@ -729,6 +746,36 @@ impl ArpHost {
         Ok(())
     }
 
+    /// An enter or leave (`entry`) of section `sid` by ARP thread `tid`
+    /// (the raw argument registers), as [`ArpHost::call`] runs it.
+    #[inline]
+    pub fn section(
+        &mut self,
+        entry: EntryPoint,
+        tid: u32,
+        sid: u32,
+        lidx: u32,
+        site: u64,
+    ) -> Result<(), ArpFailure> {
+        let (tid, sid) = (tid as Tid, sid as Sid);
+        match entry {
+            EntryPoint::Enter(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.enter(tid, sid, lidx as i32, kind)?;
+                self.stats.enter(tid, sid, kind, site, &self.counters)?;
+                self.record_event(tid, sid, kind, true);
+            }
+            EntryPoint::Leave(kind) => {
+                self.counters.kernel.set(kind == SectionKind::Kernel);
+                self.engine.leave(tid, sid, kind)?;
+                self.stats.leave(tid, sid, &self.counters);
+                self.record_event(tid, sid, kind, false);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Runs one intercepted call. Returns the value for the return register.
     pub fn call(
         &mut self,
@@ -739,20 +786,8 @@ impl ArpHost {
     ) -> Result<u32, ArpFailure> {
         let [a0, a1, a2, _] = args.0;
         let tid = a0 as Tid;
-        let sid = a1 as Sid;
         match entry {
-            EntryPoint::Enter(kind) => {
-                self.counters.kernel.set(kind == SectionKind::Kernel);
-                self.engine.enter(tid, sid, a2 as i32, kind)?;
-                self.stats.enter(tid, sid, kind, site, &self.counters)?;
-                self.record_event(tid, sid, kind, true);
-            }
-            EntryPoint::Leave(kind) => {
-                self.counters.kernel.set(kind == SectionKind::Kernel);
-                self.engine.leave(tid, sid, kind)?;
-                self.stats.leave(tid, sid, &self.counters);
-                self.record_event(tid, sid, kind, false);
-            }
+            EntryPoint::Enter(_) | EntryPoint::Leave(_) => self.section(entry, a0, a1, a2, site)?,
             EntryPoint::Spawned => {
                 self.engine.spawned(a0 as Tid, a1 as Tid)?;
                 self.stats.spawned(a0 as Tid, a1 as Tid);

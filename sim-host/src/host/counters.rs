@@ -31,8 +31,10 @@ impl std::str::FromStr for Measure {
 /// The counters of the core that is running, shared with the callbacks.
 #[derive(Debug, Default)]
 pub struct Counters {
-    pub cycles: Cell<u64>,
-    pub instructions: Cell<u64>,
+    /// Shared with the engine's built-in counter sets, which read them in
+    /// place while recording (`arpsim::engine::Engine::add_counter_set`).
+    pub cycles: Rc<Cell<u64>>,
+    pub instructions: Rc<Cell<u64>>,
     /// Playback of cycles: the clock is to be set to this at the next
     /// leave (enter time + recorded cost), per thread.
     pub(crate) playback_starts: RefCell<HashMap<Tid, Vec<(u64, u64)>>>,
@@ -52,6 +54,14 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// The counter a measure reads.
+    pub(crate) fn of(&self, measure: Measure) -> &Rc<Cell<u64>> {
+        match measure {
+            Measure::Cycles => &self.cycles,
+            Measure::Instructions => &self.instructions,
+        }
+    }
+
     fn read(&self, measure: Measure) -> u64 {
         match measure {
             Measure::Cycles => self.cycles.get(),
@@ -61,7 +71,9 @@ impl Counters {
 }
 
 /// One host callback set: the difference of a counter between enter and
-/// leave, as `unsigned long long`.
+/// leave, as `unsigned long long`. A recording uses the engine's built-in
+/// set instead (the same values, read in place); playback needs this one,
+/// which moves the clock.
 pub(crate) struct CounterSet {
     pub(crate) measure: Measure,
     pub(crate) counters: Rc<Counters>,
