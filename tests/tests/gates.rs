@@ -1152,7 +1152,7 @@ fn sections_are_named_by_label_else_by_place_in_every_output() {
     );
     assert_eq!(status(&out), 0, "{}", text(&out));
     let suite = json(&dir.join("s.json"));
-    assert_eq!(suite["schema_version"], 4);
+    assert_eq!(suite["schema_version"], 5); // issue 45: clock_hz, self_cycles
     assert_eq!(
         row(&suite["entries"][0]["sections"], &[2, 1])["names"],
         serde_json::json!([whole, "ato_kernel_fir"])
