@@ -72,6 +72,10 @@ pub struct PlotOptions {
     pub height: u32,
     /// A log scale (powers of 10) on the time axis; every time must be above 0.
     pub log_y: bool,
+    /// Each series' colour, dash and marker from its label (a hash of it
+    /// into the palette, see [`style_slots`]), so a name looks the same in
+    /// every plot; else from its place in the chart.
+    pub styles_by_label: bool,
 }
 
 impl PlotOptions {
@@ -82,6 +86,7 @@ impl PlotOptions {
             width: DEFAULT_SIZE.0,
             height: DEFAULT_SIZE.1,
             log_y: false,
+            styles_by_label: false,
         }
     }
 }
@@ -120,6 +125,43 @@ const MARKERS: &[Shape] = &[
     Shape::Cross,
     Shape::Plus,
 ];
+
+/// FNV-1a, 64 bits: a hash that is the same on every host and version
+/// (std's `DefaultHasher` promises neither).
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Each series' style slot (the `i` of its colour, dash and marker). By
+/// place: its index. By label: the palette slot its label hashes to, so
+/// a name has the same colour in every plot; when two labels of one plot
+/// hash to the same slot, the later in label order takes the next free
+/// one (with at most as many series as colours, every series has its
+/// own colour; past that, slots repeat a round later, hollow).
+pub fn style_slots(series: &[Series], by_label: bool) -> Vec<usize> {
+    if !by_label {
+        return (0..series.len()).collect();
+    }
+    let n = COLOURS.len();
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by(|&a, &b| series[a].label.cmp(&series[b].label).then(a.cmp(&b)));
+    let mut slots = vec![0; series.len()];
+    let mut taken = vec![false; n];
+    for (k, &i) in order.iter().enumerate() {
+        if k % n == 0 {
+            taken.fill(false);
+        }
+        let round = k / n;
+        let first = (fnv1a(&series[i].label) % n as u64) as usize;
+        let free = (0..n).map(|d| (first + d) % n).find(|&c| !taken[c]);
+        let colour = free.unwrap_or(first);
+        taken[colour] = true;
+        slots[i] = colour + n * round;
+    }
+    slots
+}
 
 /// Line style of the `i`-th series.
 #[derive(Debug, Clone, Copy)]
@@ -219,7 +261,16 @@ fn x_axis(name: &str, series: &[Series], linear: bool, max_intervals: usize) -> 
             title: name.to_owned(),
         };
     }
-    let values = ticks::linear(lo, hi, max_intervals);
+    // a linear axis of whole numbers (sample and bin numbers): whole ticks
+    let whole = linear
+        && series
+            .iter()
+            .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
+    let values = if whole {
+        ticks::linear_whole(lo, hi, max_intervals)
+    } else {
+        ticks::linear(lo, hi, max_intervals)
+    };
     let step = values.get(1).map_or(1.0, |b| b - values[0]);
     let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let (factor, prefix) = if largest >= 1e5 {
@@ -265,7 +316,11 @@ fn y_axis(series: &[Series], unit: &YUnit, log: bool, max_intervals: usize) -> A
             title: unit_title(unit, prefix),
         };
     }
-    let values = ticks::linear(lo.min(0.0), hi.max(0.0), max_intervals);
+    // counts are whole: no tick between two of them
+    let values = match unit {
+        YUnit::Count(_) => ticks::linear_whole(lo.min(0.0), hi.max(0.0), max_intervals),
+        YUnit::Seconds => ticks::linear(lo.min(0.0), hi.max(0.0), max_intervals),
+    };
     let step = values.get(1).map_or(1.0, |b| b - values[0]);
     let largest = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let (factor, prefix) = unit_prefix(unit, largest);
@@ -413,11 +468,12 @@ pub fn svg(chart: &Chart, opts: &PlotOptions) -> Result<String, PlotError> {
     y_ticks(&mut s, &l, &x, &y);
     x_ticks(&mut s, &l, &x, &y);
     frame(&mut s, &l, &x, &y);
-    for (i, one) in series.iter().enumerate() {
-        line(&mut s, &l, &x, &y, one, style(i));
+    let slots = style_slots(series, opts.styles_by_label);
+    for (one, &slot) in series.iter().zip(&slots) {
+        line(&mut s, &l, &x, &y, one, style(slot));
     }
     if let Some(series) = legend {
-        draw_legend(&mut s, &l, series);
+        draw_legend(&mut s, &l, series, &slots);
     }
     s.push_str("</svg>\n");
     Ok(s)
@@ -614,7 +670,7 @@ fn marker(s: &mut String, cx: f64, cy: f64, r: f64, k: f64, style: Style) {
 
 /// The legend, right of the plot: a framed box, one row per series with
 /// a sample of its line and marker.
-fn draw_legend(s: &mut String, l: &Layout, series: &[Series]) {
+fn draw_legend(s: &mut String, l: &Layout, series: &[Series], slots: &[usize]) {
     let k = l.k;
     let widest = series.iter().map(|s| s.label.chars().count()).max();
     let width = legend_width(l, widest.unwrap_or(0));
@@ -625,8 +681,8 @@ fn draw_legend(s: &mut String, l: &Layout, series: &[Series]) {
         s,
         r##"<g class="legend"><rect x="{bx:.2}" y="{by:.2}" width="{width:.2}" height="{height:.2}" fill="white" stroke="#999" stroke-width="{k}"/>"##
     );
-    for (i, one) in series.iter().enumerate() {
-        let style = style(i);
+    for (i, (one, &slot)) in series.iter().zip(slots).enumerate() {
+        let style = style(slot);
         let cy = by + 4.0 * k + row * (i as f64 + 0.5);
         let (x1, x2) = (bx + 8.0 * k, bx + 44.0 * k);
         let stroke = 1.75 * k;
@@ -756,6 +812,43 @@ mod tests {
         assert!(small.contains(">cycles<"));
         let time = svg_of(&chart(YUnit::Seconds, true, &[0.001, 0.002]));
         assert!(time.contains(">time (ms)<"));
+    }
+
+    fn named(labels: &[&str]) -> Vec<Series> {
+        labels
+            .iter()
+            .map(|l| Series {
+                label: (*l).to_owned(),
+                points: vec![(1.0, 1.0)],
+            })
+            .collect()
+    }
+
+    /// issue 45: a kernel's colour changed from plot to plot (it was its
+    /// place in the legend); by label, a name keeps its slot whatever else
+    /// is drawn, and the names of one plot never share a colour.
+    #[test]
+    fn styles_by_label_follow_the_name_not_the_place() {
+        let alone = style_slots(&named(&["ato_kernel_fir"]), true);
+        let among = style_slots(&named(&["ato_kernel_iir", "ato_kernel_fir"]), true);
+        assert_eq!(alone[0], among[1]);
+        assert_eq!(
+            alone[0],
+            (fnv1a("ato_kernel_fir") % COLOURS.len() as u64) as usize
+        );
+        let eight: Vec<String> = (0..8).map(|k| format!("ato_kernel_{k}")).collect();
+        let labels: Vec<&str> = eight.iter().map(String::as_str).collect();
+        let mut slots = style_slots(&named(&labels), true);
+        slots.sort_unstable();
+        assert_eq!(slots, (0..8).collect::<Vec<_>>(), "one colour each");
+        // a ninth series goes round again: hollow markers
+        let nine: Vec<String> = (0..9).map(|k| format!("k{k}")).collect();
+        let labels: Vec<&str> = nine.iter().map(String::as_str).collect();
+        assert!(style_slots(&named(&labels), true).iter().any(|&s| s >= 8));
+        // by place, as before
+        assert_eq!(style_slots(&named(&["b", "a"]), false), [0, 1]);
+        // FNV-1a's published test vector
+        assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
     }
 
     fn svg_of(c: &Chart) -> String {

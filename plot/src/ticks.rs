@@ -72,6 +72,24 @@ pub fn linear(lo: f64, hi: f64, max_intervals: usize) -> Vec<f64> {
     }
 }
 
+/// [`linear`] for an axis of whole numbers (counts, sample and bin
+/// numbers): no step below 1, so no tick falls between two values the
+/// data can take (issue 45: a histogram's axes showed 0.5).
+pub fn linear_whole(lo: f64, hi: f64, max_intervals: usize) -> Vec<f64> {
+    let (lo, hi) = widen(lo, hi);
+    let ticks = linear(lo, hi, max_intervals);
+    let step = ticks.get(1).map_or(1.0, |b| b - ticks[0]);
+    if step >= 1.0 {
+        return ticks;
+    }
+    // a step of 1, where it fits; else the next 1-2-5 step past it
+    let (first, last) = (lo.floor(), hi.ceil());
+    if last - first <= max_intervals.max(1) as f64 {
+        return (first as i64..=last as i64).map(|k| k as f64).collect();
+    }
+    linear(lo, hi, ((hi - lo) / 2.0).floor().max(1.0) as usize)
+}
+
 fn widen(lo: f64, hi: f64) -> (f64, f64) {
     if hi > lo {
         (lo, hi)
@@ -171,6 +189,17 @@ fn superscript(n: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// issue 45: a histogram of 0 to 2 samples had ticks at 0.5.
+    #[test]
+    fn whole_ticks_never_step_below_one() {
+        assert_eq!(linear(0.0, 2.0, 8), [0.0, 0.5, 1.0, 1.5, 2.0]);
+        assert_eq!(linear_whole(0.0, 2.0, 8), [0.0, 1.0, 2.0]);
+        assert_eq!(linear_whole(10.0, 13.0, 8), [10.0, 11.0, 12.0, 13.0]);
+        // a wide range is as before
+        assert_eq!(linear_whole(0.0, 1000.0, 5), linear(0.0, 1000.0, 5));
+        assert_eq!(linear_whole(3.0, 3.0, 4), [2.0, 3.0, 4.0]);
+    }
 
     #[test]
     fn a_small_time_range_gets_steps_of_two_hundredths() {

@@ -122,6 +122,80 @@ fn run_both(dir: &Path) -> Measured {
     measured
 }
 
+/// Issue 45: `arp diff` of two data.arp files left out plain sections
+/// (a data.arp records only kernel and profiled ones), while the suite
+/// reports them. Given the runs' reports it compares every section, the
+/// plain `2 main (fir.c:N)` too, each trace on one row; `--self` compares
+/// self cycles: the kernel's are its total (nothing nested in it), the
+/// plain parent's its total less the kernel's. On data.arp files, `--self`
+/// subtracts the recorded traces nested in each.
+#[test]
+fn arp_diff_of_reports_has_plain_sections_once_and_self_cycles() {
+    let dir = scratch("gates-arp-diff-reports");
+    let m = run_both(&dir);
+    let (plain, _) = fir_plain_names();
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["arp", "diff", "fast.json", "slow.json", "--json"];
+        args.extend(extra);
+        let out = sim_host(&dir, &args);
+        assert_eq!(status(&out), 0, "{}", text(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v
+    };
+    let totals = diff(&[]);
+    let sections = totals["sections"].as_array().unwrap();
+    let mut paths: Vec<String> = sections.iter().map(|s| s["path"].to_string()).collect();
+    let listed = paths.len();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), listed, "a trace listed twice: {totals}");
+    let report = json(&dir.join("fast.json"));
+    assert_eq!(listed, report["sections"].as_array().unwrap().len());
+    let parent = row(&totals["sections"], &[2]);
+    assert_eq!(parent["name"], plain.as_str(), "{parent}");
+    assert_eq!(
+        parent["base"]["total"],
+        row(&report["sections"], &[2])["total_cycles"]
+    );
+    assert!(totals.get("compared").is_none(), "{totals}");
+
+    let own = diff(&["--self"]);
+    assert_eq!(own["compared"], "self_cycles");
+    let kernel = row(&own["sections"], &[2, 1]);
+    assert_eq!(kernel["base"]["total"], m.fast.1);
+    assert_eq!(kernel["new"]["total"], m.slow.1);
+    let parent_self = row(&own["sections"], &[2]);
+    assert_eq!(
+        parent_self["base"]["total"],
+        row(&report["sections"], &[2])["self_cycles"]
+    );
+    // the kernel's growth is not the parent's own
+    let change = |v: &Value| v["change"].as_f64().unwrap().abs();
+    assert!(change(parent_self) < change(kernel) / 10.0, "{own}");
+
+    // the table says what it compares
+    let out = sim_host(&dir, &["arp", "diff", "fast.json", "slow.json", "--self"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.lines().next().unwrap().contains("self cycles"),
+        "{table}"
+    );
+    assert!(table.contains(&format!("\n2 {plain}")), "{table}");
+
+    // data.arp files: a note that plain sections are not in them; --self
+    // of the kernel is its total, the profiled section 3 has no kernel in it
+    let out = sim_host(
+        &dir,
+        &["arp", "diff", "fast.arp", "slow.arp", "--self", "--json"],
+    );
+    assert_eq!(status(&out), 0, "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("kernel and profiled sections only"), "{said}");
+    let arp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row(&arp["sections"], &[2, 1])["new"]["total"], m.slow.1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn arp_diff_fails_past_its_limit_with_the_numbers_and_passes_within() {
     let dir = scratch("gates-arp-diff");
@@ -1078,7 +1152,7 @@ fn sections_are_named_by_label_else_by_place_in_every_output() {
     );
     assert_eq!(status(&out), 0, "{}", text(&out));
     let suite = json(&dir.join("s.json"));
-    assert_eq!(suite["schema_version"], 4);
+    assert_eq!(suite["schema_version"], 5); // issue 45: clock_hz, self_cycles
     assert_eq!(
         row(&suite["entries"][0]["sections"], &[2, 1])["names"],
         serde_json::json!([whole, "ato_kernel_fir"])

@@ -455,11 +455,17 @@ fn suite_json_and_csv() {
             "suite.json",
             "--csv",
             "suite.csv",
+            "--long-csv",
+            "suite-long.csv",
         ],
         0,
     );
+    // issue 45 changed suite.json on purpose (schema_version 5: each
+    // entry's clock_hz, each section's self_cycles); suite.csv is as it was
     check_file("suite.json", Format::SuiteJson, &dir, "suite.json");
     check_file("suite.csv", Format::SuiteCsv, &dir, "suite.csv");
+    // new in issue 45: a row per entry and section, no host field
+    check_file("suite-long.csv", Format::Other, &dir, "suite-long.csv");
 }
 
 /// The committed baseline of the project's cycle gate (`suites/
@@ -515,7 +521,8 @@ fn extrap_export_of_memsort() {
     check_file("memsort.extrap.jsonl", Format::Other, &dir, "memsort.jsonl");
 }
 
-/// `arp plot` of a record_all file (cost per sample) and of a histogram.
+/// `arp plot` of a record_all file (cost per sample), of a histogram, and
+/// of a record_all file's samples in fitted bins (`--histogram`).
 #[test]
 fn section_plots_of_memsort() {
     let dir = scratch("golden-plot");
@@ -553,6 +560,20 @@ fn section_plots_of_memsort() {
     for (data, svg) in [("all.arp", "all.svg"), ("histogram.arp", "histogram.svg")] {
         sim_host(&dir, &["arp", "plot", data, "-o", svg], 0);
     }
+    // issue 45 changed both on purpose: colours hashed from each section's
+    // name (stable from plot to plot), whole-number ticks on the sample,
+    // bin and count axes; new: the samples in bins fitted to them
+    sim_host(
+        &dir,
+        &["arp", "plot", "all.arp", "--histogram", "-o", "fitted.svg"],
+        0,
+    );
+    check_file(
+        "memsort-record-all.histogram.svg",
+        Format::Other,
+        &dir,
+        "fitted.svg",
+    );
     check_file(
         "memsort-record-all.sections.svg",
         Format::Other,

@@ -217,3 +217,71 @@ fn the_mcu_table_suite_runs_every_example_on_every_core() {
         assert_eq!(sids, [1, 2, 3, 4, 11, 12, 13, 14], "{core}");
     }
 }
+
+/// Issue 45: `clock_hz` (per entry, or as a matrix axis) puts an entry's
+/// times at a part's clock; its cycles do not change. The long CSV has a
+/// row per entry and section with those times. A clock of 0 or one that
+/// is not a number is refused naming the file, line and field.
+#[test]
+fn clock_hz_puts_the_times_at_the_parts_clock() {
+    let dir = scratch("suite-clock");
+    let elf = guest("cortex-m4", "crash").display().to_string();
+    let entry = |extra: &str| {
+        format!(
+            "[[entry]]\nname = \"x\"\nelf = \"{elf}\"\ntarget = \"cortex-m4\"\n\
+             args = [\"exit\", \"7\"]\nexit_code = 7\n{extra}"
+        )
+    };
+    let path = dir.join("m.toml");
+    std::fs::write(
+        &path,
+        entry("matrix = { clock_hz = [25000000, 100000000] }\n"),
+    )
+    .unwrap();
+    let m = Manifest::load(&path).unwrap();
+    let report = suite::run(&m, 2, &Default::default(), &|_, _, _| {});
+    let [at25, at100] = &report.entries[..] else {
+        panic!("{:?}", report.entries)
+    };
+    assert_eq!(at25.name, "x.clock_hz=25000000");
+    assert!(at25.passed && at100.passed, "{:?}", report.entries);
+    assert_eq!(at25.cycles, at100.cycles);
+    assert_eq!(at100.clock_hz, Some(100_000_000));
+    // cortex-m4's own clock is 25 MHz: the same seconds as without
+    assert_eq!(at25.simulated_seconds, at25.cycles as f64 / 25e6);
+    assert_eq!(at100.simulated_seconds, at100.cycles as f64 / 1e8);
+    let long = suite::long_csv(&report);
+    let header: Vec<&str> = long.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<&str>> = long
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // each entry: its whole run, then its one section (crash.c's main)
+    assert_eq!(rows.len(), 4, "{long}");
+    let section = &rows[3];
+    assert_eq!(section[column("entry")], "x.clock_hz=100000000");
+    assert_eq!(section[column("section_path")], "2/1");
+    let cycles: f64 = section[column("inclusive_cycles")].parse().unwrap();
+    let seconds: f64 = section[column("inclusive_seconds")].parse().unwrap();
+    assert_eq!(seconds, cycles / 1e8, "{long}");
+    assert!(!section[column("self_cycles")].is_empty(), "{long}");
+    // bad clocks name the file, the line and the field
+    for (bad, what) in [
+        ("clock_hz = 0\n", "nonzero"),
+        ("clock_hz = \"fast\"\n", "invalid type"),
+        ("matrix = { clock_hz = [25000000, 0] }\n", "nonzero"),
+    ] {
+        std::fs::write(&path, entry(bad)).unwrap();
+        let e = Manifest::load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&path.display().to_string())
+                && e.contains("line 7")
+                && e.contains("clock_hz")
+                && e.contains(what),
+            "{bad}: {e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

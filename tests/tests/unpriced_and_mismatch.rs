@@ -131,3 +131,23 @@ fn an_elf_for_another_core_is_refused_in_each_direction() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 45: an ELF for another core whose segments also miss the target's
+/// memory map (a cortex-m4 ELF on cortex-m0plus, a cortex-m33 ELF on
+/// cortex-m4f) was refused by the memory map alone, which sent the user
+/// looking at the linker script; the refusal now names the architecture
+/// first and a target that runs it, the memory map after.
+#[test]
+fn an_elf_for_another_core_and_map_names_the_architecture() {
+    let dir = scratch("mismatch-map");
+    for (built_for, run_on) in [("cortex-m4", "cortex-m0plus"), ("cortex-m33", "cortex-m4f")] {
+        let out = sim_host(&dir, &["--target", run_on], &guest(built_for, "filter"));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(125), "{err}");
+        assert!(err.contains("built for another core"), "{err}");
+        assert!(err.contains(&format!("target `{run_on}` is")), "{err}");
+        assert!(err.contains("try --target"), "{err}");
+        assert!(err.contains("memory map"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -131,6 +131,7 @@ pub fn execute(a: RunArgs) -> anyhow::Result<()> {
             width: a.size.width,
             height: a.size.height,
             log_y: a.log_y,
+            ..PlotOptions::new("")
         };
         write_plot(path, &results, &opts)?;
     }

@@ -75,9 +75,11 @@ enum Command {
         #[command(flatten)]
         names: Names,
     },
-    /// Compare two data.arp files section by section: count, mean and
-    /// total of each, the change and its percentage, the largest change
-    /// first; sections that appeared or vanished too.
+    /// Compare two runs section by section: count, mean and total (or,
+    /// with --self, self cycles) of each, the change and its percentage,
+    /// the largest change first; sections that appeared or vanished too.
+    /// Each run is a data.arp (kernel and profiled sections) or a run
+    /// report (`run --report-json`: every section, plain ones too).
     Diff(DiffArgs),
     /// Write measurements in Extra-P's JSON Lines input format, one line
     /// per run, call path and metric.
@@ -85,8 +87,10 @@ enum Command {
     /// Convert between formats and modes (record_all -> record_average or
     /// record_histogram; the reverse is refused).
     Convert(ConvertArgs),
-    /// Plot the cost of each section over its samples (record_all) or its
-    /// histogram (record_histogram) as SVG or PNG.
+    /// Plot the cost of each section over its samples (record_all), or
+    /// its histogram (record_histogram's log2 bins; --histogram: bins
+    /// fitted to a record_all file's samples) as SVG or PNG; a section has
+    /// the same colour in every plot.
     Plot(PlotArgs),
 }
 
@@ -114,11 +118,11 @@ struct ExportExtrapArgs {
 
 #[derive(clap::Args)]
 struct DiffArgs {
-    /// The earlier data.arp (the baseline).
-    #[arg(value_name = "BASE.arp")]
+    /// The earlier data.arp (the baseline), or run report.
+    #[arg(value_name = "BASE.arp|BASE.json")]
     base: PathBuf,
-    /// The later data.arp.
-    #[arg(value_name = "NEW.arp")]
+    /// The later data.arp (or run report).
+    #[arg(value_name = "NEW.arp|NEW.json")]
     new: PathBuf,
     #[command(flatten)]
     names: Names,
@@ -134,6 +138,10 @@ struct DiffArgs {
     /// output instead of the table.
     #[arg(long, value_name = "OUT", num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
+    /// Compare each section's self cycles (without the sections nested in
+    /// it) instead of its total.
+    #[arg(long = "self")]
+    self_cycles: bool,
 }
 
 fn parse_percent(text: &str) -> std::result::Result<f64, String> {
@@ -179,6 +187,36 @@ pub fn run(args: Args) -> Result<i32> {
     quiet_when_stdout_closed(result).map(|()| 0)
 }
 
+/// What `arp diff` compares of `file`: a run report's sections (named
+/// by the report), or a data.arp's traces (named from `names`); their
+/// totals, or with `self_cycles` their self cycles. The flag: whether
+/// `file` is a data.arp.
+fn diff_measures(
+    file: &Path,
+    names: &BTreeMap<u16, String>,
+    self_cycles: bool,
+) -> Result<(Vec<gate::Measured>, bool)> {
+    use sim_host::tools::diff_source;
+    let mut start = [0u8; 64];
+    let read = std::fs::File::open(file)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut start))
+        .with_context(|| format!("reading {}", file.display()))?;
+    if diff_source::is_json(&start[..read]) {
+        let cap = sim_host::model::limits::MAX_SUITE_FILE_BYTES;
+        let text = arpsim::input::read_to_string(file, cap)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let sections = diff_source::from_report(&text, file, self_cycles);
+        return Ok((sections.map_err(anyhow::Error::msg)?, false));
+    }
+    let traces = measures(file, names)?;
+    let traces = if self_cycles {
+        diff_source::self_of_traces(&traces)
+    } else {
+        traces
+    };
+    Ok((traces, true))
+}
+
 /// Each trace's count and the total of the first callback set (cycles, as
 /// sim-host records them), named from `names`.
 fn measures(file: &Path, names: &BTreeMap<u16, String>) -> Result<Vec<gate::Measured>> {
@@ -217,8 +255,19 @@ fn diff(args: &DiffArgs) -> Result<i32> {
         Some(elf) => name_map(Some(elf))?,
         None => new_names.clone(),
     };
-    let base = measures(&args.base, &base_names)?;
-    let new = measures(&args.new, &new_names)?;
+    let (base, base_arp) = diff_measures(&args.base, &base_names, args.self_cycles)?;
+    let (new, new_arp) = diff_measures(&args.new, &new_names, args.self_cycles)?;
+    if base_arp || new_arp {
+        say!(
+            "sim-host: note: a data.arp holds the kernel and profiled sections only; \
+             compare the runs' reports (run --report-json) to see plain sections too"
+        );
+    }
+    let figure = if args.self_cycles {
+        "self cycles"
+    } else {
+        "total cycles"
+    };
     let changes = gate::compare(&base, &new);
     let over: Vec<&gate::Change> = args
         .fail_over
@@ -230,6 +279,7 @@ fn diff(args: &DiffArgs) -> Result<i32> {
                 base: args.base.display().to_string(),
                 new: args.new.display().to_string(),
                 fail_over_percent: args.fail_over,
+                compared: args.self_cycles.then_some("self_cycles"),
                 failed: !over.is_empty(),
                 sections: changes
                     .iter()
@@ -242,7 +292,7 @@ fn diff(args: &DiffArgs) -> Result<i32> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(gate::table(&changes, args.fail_over).as_bytes())
+            out.write_all(gate::table_of(&changes, args.fail_over, figure).as_bytes())
                 .and_then(|()| out.flush())
                 .context("writing standard output")?;
         }
@@ -252,7 +302,12 @@ fn diff(args: &DiffArgs) -> Result<i32> {
             sim_host::say!(
                 "sim-host: section {} grew past {limit}%: {}",
                 c.label(),
-                c.numbers("cycles")
+                // "cycles" as before issue 45; "self cycles" with --self
+                c.numbers(if args.self_cycles {
+                    "self cycles"
+                } else {
+                    "cycles"
+                })
             );
         }
         if !over.is_empty() {
@@ -278,6 +333,10 @@ pub struct PlotArgs {
     /// A log scale on the y axis.
     #[arg(long)]
     log_y: bool,
+    /// Of a record_all file: each section's samples per bin, in bins
+    /// fitted to the data (Freedman–Diaconis, whole cycles).
+    #[arg(long)]
+    histogram: bool,
 }
 
 fn parse_size(text: &str) -> std::result::Result<(u32, u32), String> {
@@ -312,9 +371,14 @@ fn plot_sections(args: &PlotArgs) -> Result<()> {
         (opts.width, opts.height) = (w, h);
     }
     // a column of samples per pixel of width
-    let chart =
-        sim_host::observe::section_plot::chart_named(&args.file, opts.width as usize, &names)?;
+    let chart = if args.histogram {
+        sim_host::observe::sample_histogram::chart(&args.file, &names)?
+    } else {
+        sim_host::observe::section_plot::chart_named(&args.file, opts.width as usize, &names)?
+    };
     opts.log_y = args.log_y;
+    // a kernel has the same colour in every plot (issue 45)
+    opts.styles_by_label = true;
     let ext = args
         .output
         .extension()

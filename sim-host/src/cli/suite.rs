@@ -53,11 +53,16 @@ The manifest is TOML, one [[entry]] table per run:
   mode = \"record_average\"           # optional: the ARP mode
   max_cycles = 100000000            # optional: a cycle limit
   timeout = 60.0                    # optional: seconds of host time
+  clock_hz = 168000000              # optional: the clock of the time columns (default: the target's)
   budget = { ato_kernel_fir = 20000, \"8/1\" = { mean_cycles = 4500, instructions = 90000 } }
 
   [[entry]]                         # one entry per combination:
   elf = \"build/{target}/fir.elf\"
   matrix = { target = [\"cortex-m0\", \"rv32imac\"], args = [[\"1024\"], [\"4096\"]], cores = [1, 2] }
+
+clock_hz changes no cycle count: the sim time, and the time columns of
+--long-csv, are the cycles at that clock, to compare parts at their own
+clocks (a matrix may list several: matrix = { clock_hz = [25000000, 168000000] }).
 
 A budget key is a section's name as the report shows it (its ato_kernel*/
 ato_profile* label, else the function (file:line) of its enter call) or its
@@ -93,6 +98,10 @@ pub struct Args {
     /// Also write the combined report as CSV.
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
+    /// Also write it as a long CSV: a row per entry and section (count,
+    /// inclusive and self cycles, mean, min, max, time at the clock).
+    #[arg(long, value_name = "OUT")]
+    pub long_csv: Option<PathBuf>,
     /// Print the expanded entries (of the shard, with --shard) and run none.
     #[arg(long)]
     pub list: bool,
@@ -246,6 +255,9 @@ pub struct MergeArgs {
     /// Also write it as CSV.
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
+    /// Also write it as a long CSV (a row per entry and section).
+    #[arg(long, value_name = "OUT")]
+    pub long_csv: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
 }
@@ -399,8 +411,18 @@ fn run_inputs(args: &Args, manifest: &Manifest) -> Vec<(String, PathBuf)> {
 
 /// The files a run writes, checked before it starts.
 struct Outputs {
-    /// (option, path, JSON or CSV)
-    files: Vec<(&'static str, PathBuf, bool)>,
+    /// (option, path)
+    files: Vec<(&'static str, PathBuf)>,
+}
+
+/// The text an output option asks for: JSON (`--json`, `--out`, `-o`),
+/// CSV (`--csv`) or the long CSV (`--long-csv`).
+fn report_text(option: &str, report: &SuiteReport) -> String {
+    match option {
+        "--csv" => report.to_csv(),
+        "--long-csv" => suite::long_csv(report),
+        _ => report.to_json(),
+    }
 }
 
 impl Outputs {
@@ -409,11 +431,12 @@ impl Outputs {
     /// DIR/entries` from then on.
     fn prepare(args: &Args, manifest: &Manifest, plan: &mut RunPlan) -> Result<Outputs, String> {
         let mut files = Vec::new();
-        if let Some(p) = &args.json {
-            files.push(("--json", p.clone(), true));
-        }
-        if let Some(p) = &args.csv {
-            files.push(("--csv", p.clone(), false));
+        for (option, path) in [
+            ("--json", &args.json),
+            ("--csv", &args.csv),
+            ("--long-csv", &args.long_csv),
+        ] {
+            files.extend(path.iter().map(|p| (option, p.clone())));
         }
         if let Some(dir) = &args.out {
             let entries = dir.join("entries");
@@ -424,10 +447,10 @@ impl Outputs {
                     entries.display()
                 )
             })?;
-            files.push(("--out", dir.join(shard::result_file_name(args.shard)), true));
+            files.push(("--out", dir.join(shard::result_file_name(args.shard))));
         }
         let mut checked: Vec<(&str, &Path)> =
-            files.iter().map(|(o, p, _)| (*o, p.as_path())).collect();
+            files.iter().map(|(o, p)| (*o, p.as_path())).collect();
         checked.extend(args.gate.outputs());
         let kept = args.out.as_ref().map(|dir| dir.join("entries"));
         let entry_files = kept
@@ -440,16 +463,12 @@ impl Outputs {
     }
 
     fn to_stdout(&self) -> bool {
-        self.files.iter().any(|(_, p, _)| p.as_os_str() == "-")
+        self.files.iter().any(|(_, p)| p.as_os_str() == "-")
     }
 
     fn write(&self, report: &SuiteReport) -> Result<(), String> {
-        for (_, path, json) in &self.files {
-            let text = if *json {
-                report.to_json()
-            } else {
-                report.to_csv()
-            };
+        for (option, path) in &self.files {
+            let text = report_text(option, report);
             suite::write_output(path, &text).map_err(|e| e.to_string())?;
         }
         Ok(())
@@ -476,6 +495,9 @@ fn run_merge(args: &MergeArgs) -> i32 {
     }
     if let Some(p) = &args.csv {
         outputs.push(("--csv", p));
+    }
+    if let Some(p) = &args.long_csv {
+        outputs.push(("--long-csv", p));
     }
     let mut checked = outputs.clone();
     checked.extend(args.gate.outputs());
@@ -538,11 +560,7 @@ fn write_merged(report: &SuiteReport, outputs: &[(&str, &Path)]) -> i32 {
         show_raw!("{}", report.to_text());
     }
     for (option, path) in outputs {
-        let text = if *option == "-o" {
-            report.to_json()
-        } else {
-            report.to_csv()
-        };
+        let text = report_text(option, report);
         if let Err(e) = suite::write_output(path, &text) {
             say!("sim-host: suite merge: {e}");
             return exit::SETUP;

@@ -6,9 +6,11 @@
 pub mod callgrind;
 pub mod profile;
 pub mod report;
+pub mod sample_histogram;
 pub mod section_names;
 pub mod section_plot;
 pub mod shadow;
+pub mod shares;
 pub mod sirgen;
 pub mod trace_events;
 pub mod verify;

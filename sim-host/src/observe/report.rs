@@ -398,11 +398,23 @@ impl Report {
         }
     }
 
+    /// The section table whose self column sums to 100 % of the cycles
+    /// the cores ran (`observe::shares`), or the plain one when the
+    /// sections' self cycles exceed them.
+    fn shares_table(&self) -> String {
+        let busy: u64 = self.cores.iter().map(|c| c.busy_cycles).sum();
+        let base = if busy > 0 { busy } else { self.totals.cycles };
+        let cores = self.cores.iter().filter(|c| c.busy_cycles > 0).count();
+        let plain = sections_table(&self.sections);
+        let own: Vec<u64> = self.sections.iter().map(|r| r.self_cycles).collect();
+        crate::observe::shares::table(&plain, &own, base, cores).unwrap_or(plain)
+    }
+
     /// The report as a table for a terminal.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         if !self.sections.is_empty() {
-            out.push_str(&sections_table(&self.sections));
+            out.push_str(&self.shares_table());
             out.push_str(&others_text(&self.sections));
             out.push('\n');
             let memory = memory_table(&self.sections);
@@ -982,6 +994,28 @@ mod tests {
             others: Vec::new(),
             memory,
         }
+    }
+
+    /// issue 45: the printed self column, with the rest outside any
+    /// section, sums to 100.00 % exactly (thirds of the run: plain
+    /// rounding printed 33.33 three times, 99.99 %); and without room for
+    /// a rest (self cycles past the base) the plain table is kept.
+    #[test]
+    fn the_self_column_sums_to_100_percent_with_the_rest() {
+        let mut rows = vec![row(1, None), row(2, None)];
+        rows[0].self_cycles = 1;
+        rows[1].self_cycles = 1;
+        let plain = sections_table(&rows);
+        let text = crate::observe::shares::table(&plain, &[1, 1], 3, 1).unwrap();
+        let percents: Vec<f64> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.strip_suffix('%')?.rsplit(' ').next()?.parse().ok())
+            .collect();
+        assert_eq!(percents, [33.34, 33.33, 33.33], "{text}");
+        assert!(text.contains("(outside any section)"), "{text}");
+        assert!(text.contains("as a share of the run's 3 cycles"), "{text}");
+        assert_eq!(crate::observe::shares::table(&plain, &[1, 1], 1, 1), None);
     }
 
     #[test]

@@ -31,19 +31,21 @@ pub enum SectionPlotError {
     Averages(String),
     #[error("{0}: no record to plot")]
     Empty(String),
+    #[error("{0}: a record_histogram file holds log2 bins only: --histogram bins the samples of a record_all file (without it, the file's own bins are drawn)")]
+    NotSamples(String),
 }
 
 /// The first pass: every trace's node and total.
 #[derive(Default)]
-struct Totals {
-    paths: PathInterner,
+pub(super) struct Totals {
+    pub(super) paths: PathInterner,
     /// By node: the sum of its points' values, and whether it has any.
     totals: Vec<Option<f64>>,
-    histogram: bool,
+    pub(super) histogram: bool,
     averages: bool,
 }
 
-fn node_of(paths: &mut PathInterner, rec: &Record) -> u32 {
+pub(super) fn node_of(paths: &mut PathInterner, rec: &Record) -> u32 {
     rec.stack
         .iter()
         .fold(PathInterner::ROOT, |node, e| paths.child(node, e.sid))
@@ -186,29 +188,7 @@ pub fn chart_named(
     columns: usize,
     names: &BTreeMap<u16, String>,
 ) -> Result<Chart, SectionPlotError> {
-    let mut t = Totals::default();
-    arpsim::codec::for_each_record(file, |_, rec| {
-        let node = node_of(&mut t.paths, rec) as usize;
-        if t.totals.len() <= node {
-            t.totals.resize(t.paths.len(), None);
-        }
-        let (histogram, points) = values(rec);
-        t.histogram |= histogram;
-        t.averages |= matches!(rec.payload, Payload::Average { .. });
-        if !points.is_empty() {
-            let sum: f64 = points.iter().map(|p| p.1).sum();
-            *t.totals[node].get_or_insert(0.0) += sum;
-        }
-        Ok(())
-    })?;
-    let name = file.display().to_string();
-    if t.averages {
-        return Err(SectionPlotError::Averages(name));
-    }
-    let drawn = costliest(&t);
-    if drawn.is_empty() {
-        return Err(SectionPlotError::Empty(name));
-    }
+    let (t, drawn) = first_pass(file)?;
     let mut collected: HashMap<u32, Collected> = drawn
         .iter()
         .map(|&n| {
@@ -271,10 +251,39 @@ pub fn chart_named(
     })
 }
 
+/// The first pass over `file`: every trace's total, and the traces to
+/// draw (as nodes of `Totals::paths`).
+pub(super) fn first_pass(file: &Path) -> Result<(Totals, Vec<u32>), SectionPlotError> {
+    let mut t = Totals::default();
+    arpsim::codec::for_each_record(file, |_, rec| {
+        let node = node_of(&mut t.paths, rec) as usize;
+        if t.totals.len() <= node {
+            t.totals.resize(t.paths.len(), None);
+        }
+        let (histogram, points) = values(rec);
+        t.histogram |= histogram;
+        t.averages |= matches!(rec.payload, Payload::Average { .. });
+        if !points.is_empty() {
+            let sum: f64 = points.iter().map(|p| p.1).sum();
+            *t.totals[node].get_or_insert(0.0) += sum;
+        }
+        Ok(())
+    })?;
+    let name = file.display().to_string();
+    if t.averages {
+        return Err(SectionPlotError::Averages(name));
+    }
+    let drawn = costliest(&t);
+    if drawn.is_empty() {
+        return Err(SectionPlotError::Empty(name));
+    }
+    Ok((t, drawn))
+}
+
 /// Labels each line by its innermost section's name
 /// (`ato_kernel_filter_line_hor`; with its path, `8 > 7 > 1`, where two
 /// lines have one name), else keeps its section path.
-fn name_series(series: &mut [Series], names: &BTreeMap<u16, String>) {
+pub(super) fn name_series(series: &mut [Series], names: &BTreeMap<u16, String>) {
     let name_of = |label: &str| {
         let sid = label.rsplit(" > ").next()?.parse::<u16>().ok()?;
         names.get(&sid).cloned()

@@ -176,9 +176,36 @@ pub fn parse_path(key: &str) -> Option<Vec<u16>> {
 /// A trace as compared: its path, its name (if known) and its measure.
 pub type Measured = (Vec<u16>, Option<String>, Measure);
 
+/// `measured` with each trace once (issue 45: a trace given twice, as
+/// records of one path from several sources can be, was listed twice and
+/// matched only its first copy): the counts and totals of a trace's
+/// copies added up, in the order traces first appear, the first name
+/// kept.
+pub fn one_per_trace(measured: &[Measured]) -> Vec<Measured> {
+    let mut out: Vec<Measured> = Vec::with_capacity(measured.len());
+    let mut at: std::collections::HashMap<&[u16], usize> = std::collections::HashMap::new();
+    for (path, name, m) in measured {
+        match at.get(path.as_slice()) {
+            Some(&i) => {
+                let (_, first_name, sum) = &mut out[i];
+                *sum = Measure::new(sum.count + m.count, sum.total + m.total);
+                if first_name.is_none() {
+                    first_name.clone_from(name);
+                }
+            }
+            None => {
+                at.insert(path, out.len());
+                out.push((path.clone(), name.clone(), *m));
+            }
+        }
+    }
+    out
+}
+
 /// Every trace of `base` and `new`, matched by path, the largest absolute
 /// change of the total first (then by path).
 pub fn compare(base: &[Measured], new: &[Measured]) -> Vec<Change> {
+    let (base, new) = (&one_per_trace(base)[..], &one_per_trace(new)[..]);
     let mut changes: Vec<Change> = Vec::new();
     for (path, name, m) in new {
         let before = base.iter().find(|(p, _, _)| p == path);
@@ -223,13 +250,19 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
 /// after, the change and its percentage; `limit` marks the sections that
 /// grew past it.
 pub fn table(changes: &[Change], limit: Option<f64>) -> String {
+    table_of(changes, limit, "total cycles")
+}
+
+/// [`table`] with `figure` naming what is compared (`total cycles`,
+/// `self cycles`).
+pub fn table_of(changes: &[Change], limit: Option<f64>, figure: &str) -> String {
     let labels: Vec<String> = changes.iter().map(Change::label).collect();
     let width = labels.iter().map(String::len).max().unwrap_or(0).max(7);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{:<width$}  {:>13}  {:>25}  {:>27}  {:>12}  {:>8}",
-        "section", "count", "mean cycles", "total cycles", "change", "%"
+        "section", "count", "mean cycles", figure, "change", "%"
     );
     let pair = |a: Option<String>, b: Option<String>| {
         format!(
@@ -277,6 +310,10 @@ pub struct DiffJson<'a> {
     pub new: String,
     /// `--fail-over`, in percent.
     pub fail_over_percent: Option<f64>,
+    /// `self_cycles` with `--self` (absent when totals are compared, as
+    /// before issue 45).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compared: Option<&'static str>,
     /// Whether a section grew past `fail_over_percent`.
     pub failed: bool,
     pub sections: Vec<ChangeJson<'a>>,
@@ -346,6 +383,25 @@ mod tests {
         assert!(!c[1].over(0.0) && !c[2].over(0.0));
         assert_eq!(c[3].status(), Status::Shrank);
         assert_eq!(c[3].percent(), Some(-1.0));
+    }
+
+    #[test]
+    fn a_trace_given_twice_is_one_row_with_its_copies_added() {
+        let base = vec![
+            (vec![8, 2], None, m(2, 100.0)),
+            (vec![8, 2], None, m(2, 60.0)),
+        ];
+        let new = vec![
+            (vec![8, 2], Some("ato_profile_x".into()), m(4, 200.0)),
+            (vec![8, 2, 1], None, m(8, 80.0)),
+            (vec![8, 2], None, m(1, 10.0)),
+        ];
+        let c = compare(&base, &new);
+        assert_eq!(c.len(), 2, "{c:?}");
+        let parent = c.iter().find(|c| c.path == [8, 2]).unwrap();
+        assert_eq!(parent.base, Some(m(4, 160.0)));
+        assert_eq!(parent.new, Some(m(5, 210.0)));
+        assert_eq!(parent.name.as_deref(), Some("ato_profile_x"));
     }
 
     #[test]

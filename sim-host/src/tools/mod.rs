@@ -3,6 +3,7 @@
 //! suites and their cycle gates ([`gate`]), the GDB stub, the guest SDK
 //! and project scaffolding.
 
+pub mod diff_source;
 pub mod gate;
 pub mod gdb;
 pub mod scaffold;

@@ -249,11 +249,35 @@ pub fn prepare_unchecked(spec: &RunSpec) -> Result<Prepared> {
 
 fn load_guest(spec: &RunSpec) -> Result<(Target, GuestImage)> {
     let target = spec.target.load()?;
-    let image = GuestImage::load(&spec.elf, &target)?;
+    let image = match GuestImage::load(&spec.elf, &target) {
+        Ok(image) => image,
+        Err(e) if spec.force_target => return Err(e.into()),
+        Err(e) => return Err(wrong_core_first(spec, &target, e)),
+    };
     if !spec.force_target {
         crate::image::attributes::check(image.needs.as_ref(), &spec.elf, &target)?;
     }
     Ok((target, image))
+}
+
+/// An ELF that does not load on `target`: when it was built for another
+/// core (its build attributes), that is the error, naming the
+/// architecture and a target that runs it, and the load error only
+/// follows (issue 45: an M4 ELF on cortex-m0plus said only that a segment
+/// lay outside the memory map, when the map was the wrong core's).
+fn wrong_core_first(
+    spec: &RunSpec,
+    target: &Target,
+    load_error: crate::image::elf::ElfError,
+) -> anyhow::Error {
+    let needs = GuestImage::inspect(&spec.elf).ok().and_then(|i| i.needs);
+    match crate::image::attributes::check(needs.as_ref(), &spec.elf, target) {
+        Err(mismatch) => anyhow::anyhow!(
+            "{mismatch} (nor does it load on `{}`'s memory map: {load_error})",
+            target.name
+        ),
+        Ok(()) => load_error.into(),
+    }
 }
 
 /// The observers, expected output, compared report, status line and

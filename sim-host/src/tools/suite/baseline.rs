@@ -326,6 +326,7 @@ mod tests {
             max_cycles: cycles,
             total_instructions: cycles / 2,
             share: 0.5,
+            self_cycles: Some(cycles),
         }
     }
 

@@ -79,6 +79,9 @@ pub struct Entry {
     pub mode: Option<Mode>,
     pub max_cycles: Option<u64>,
     pub timeout: Option<Duration>,
+    /// The clock its time columns are at (`clock_hz`), if it names one:
+    /// else the target's.
+    pub clock_hz: Option<u64>,
     /// Cycle and instruction budgets of its sections (`budget`).
     pub budgets: Vec<super::budget::Budget>,
 }
@@ -215,6 +218,9 @@ pub(super) struct Defining {
     mode: Option<&'static str>,
     max_cycles: Option<u64>,
     timeout: Option<f64>,
+    /// Absent when not set, so manifests without it keep their hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock_hz: Option<u64>,
 }
 
 impl Defining {
@@ -234,6 +240,7 @@ impl Defining {
             mode: entry.mode.map(Mode::name),
             max_cycles: entry.max_cycles,
             timeout,
+            clock_hz: entry.clock_hz,
         }
     }
 }
@@ -301,6 +308,7 @@ pub(super) fn validate(
         mode,
         max_cycles: spec.max_cycles,
         timeout,
+        clock_hz: spec.clock_hz,
         budgets,
     };
     let defining = Defining::of(&entry, written);

@@ -2,7 +2,7 @@
 //! one entry per combination of the listed values.
 //!
 //! Keys, in the order they vary (the last fastest): `elf`, `target`,
-//! `args`, `cores`, `mode`. An expanded entry's name is the table's name
+//! `args`, `cores`, `mode`, `clock_hz`. An expanded entry's name is the table's name
 //! (or its ELF's stem) followed by `.key=value` for each matrix key, e.g.
 //! `filter.target=cortex-m4.args=1024.cores=2` (`args` values joined by
 //! `_`, an ELF by its file stem). `{target}`, `{cores}` and `{mode}` in
@@ -11,6 +11,7 @@
 
 use super::error::SuiteError;
 use serde::Deserialize;
+use std::num::NonZeroU64;
 use std::path::Path;
 
 /// The `matrix` table of an entry as written.
@@ -22,6 +23,9 @@ pub(super) struct MatrixFile {
     args: Option<Vec<Vec<String>>>,
     cores: Option<Vec<usize>>,
     mode: Option<Vec<String>>,
+    /// Clocks in Hz for the time columns (issue 45); zero is refused as
+    /// the manifest is read.
+    clock_hz: Option<Vec<NonZeroU64>>,
 }
 
 /// One `[[entry]]` table as written.
@@ -38,6 +42,7 @@ pub(super) struct EntryFile {
     mode: Option<String>,
     max_cycles: Option<u64>,
     timeout: Option<f64>,
+    clock_hz: Option<NonZeroU64>,
     budget: Option<toml::Table>,
     matrix: Option<MatrixFile>,
 }
@@ -57,6 +62,8 @@ pub(super) struct EntrySpec {
     pub mode: Option<String>,
     pub max_cycles: Option<u64>,
     pub timeout: Option<f64>,
+    /// The clock its times are at (`clock_hz`), if the manifest gives one.
+    pub clock_hz: Option<u64>,
     /// `budget = { SECTION = LIMIT, ... }` as written (every expanded
     /// entry has the table's).
     pub budget: Option<toml::Table>,
@@ -76,6 +83,7 @@ impl EntrySpec {
             "args" => "matrix.args",
             "cores" => "matrix.cores",
             "mode" => "matrix.mode",
+            "clock_hz" => "matrix.clock_hz",
             other => other,
         }
     }
@@ -144,6 +152,7 @@ pub(super) fn expand(
         mode: table.mode,
         max_cycles: table.max_cycles,
         timeout: table.timeout,
+        clock_hz: table.clock_hz.map(NonZeroU64::get),
         budget: table.budget,
         from_matrix: Vec::new(),
     }];
@@ -166,6 +175,7 @@ fn table_keys(t: &EntryFile) -> Vec<&'static str> {
         ("args", t.args.is_some()),
         ("cores", t.cores.is_some()),
         ("mode", t.mode.is_some()),
+        ("clock_hz", t.clock_hz.is_some()),
     ]
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
@@ -201,6 +211,7 @@ enum Value {
     Args(Vec<String>),
     Cores(usize),
     Mode(String),
+    Clock(u64),
 }
 
 type AxisResult = Result<Axis, (&'static str, &'static str)>;
@@ -232,7 +243,14 @@ fn axes(m: &MatrixFile) -> impl Iterator<Item = AxisResult> + '_ {
             (Value::Mode(s.clone()), format!("mode={s}"))
         })
     });
-    [elf, target, args, cores, mode].into_iter().flatten()
+    let clock = m.clock_hz.as_ref().map(|v| {
+        axis("clock_hz", "matrix.clock_hz", v, |c| {
+            (Value::Clock(c.get()), format!("clock_hz={c}"))
+        })
+    });
+    [elf, target, args, cores, mode, clock]
+        .into_iter()
+        .flatten()
 }
 
 fn axis<T>(
@@ -269,6 +287,7 @@ fn cross(
                 Value::Args(a) => s.args = a,
                 Value::Cores(c) => s.cores = Some(c),
                 Value::Mode(m) => s.mode = Some(m),
+                Value::Clock(c) => s.clock_hz = Some(c),
             }
             let mut l = label.clone();
             l.push(text.clone());
@@ -394,6 +413,37 @@ mod tests {
         );
         let e = specs("[[entry]]\nelf = \"e\"\nmatrix = { colour = [1] }\n").unwrap_err();
         assert!(e.contains("colour"), "{e}");
+    }
+
+    /// issue 45: a clock per entry or as a matrix axis (the last to vary).
+    #[test]
+    fn clock_hz_is_a_field_and_a_matrix_axis() {
+        let s = specs("[[entry]]\nelf = \"e\"\nclock_hz = 168000000\n").unwrap();
+        assert_eq!(s[0].clock_hz, Some(168_000_000));
+        let s = specs(
+            "[[entry]]\nelf = \"f.elf\"\nmatrix = { clock_hz = [25000000, 150000000], cores = [1, 2] }\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "f.cores=1.clock_hz=25000000",
+                "f.cores=1.clock_hz=150000000",
+                "f.cores=2.clock_hz=25000000",
+                "f.cores=2.clock_hz=150000000",
+            ]
+        );
+        assert_eq!(s[3].clock_hz, Some(150_000_000));
+        assert_eq!(s[3].field("clock_hz"), "matrix.clock_hz");
+        let e = specs(
+            "[[entry]]\nname = \"z\"\nelf = \"e\"\nclock_hz = 1\nmatrix = { clock_hz = [2] }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("entry 1 (z): field `matrix.clock_hz`: also set outside"),
+            "{e}"
+        );
     }
 
     /// issue 30, N16: a small manifest describing 10^7 entries (here

@@ -352,6 +352,7 @@ mod tests {
             cycles: 10,
             instructions: 5,
             simulated_seconds: 1e-6,
+            clock_hz: Some(25_000_000),
             host_seconds: 0.5,
             sections: Vec::new(),
             budgets: Vec::new(),
@@ -530,6 +531,7 @@ mod tests {
                 max_cycles: 0,
                 total_instructions: 0,
                 share: 0.1 + 0.2,
+                self_cycles: Some(7),
             });
         p.report.entries[1].simulated_seconds = 1.0 / 3.0;
         let dir = tempfile::tempdir().unwrap();
@@ -549,7 +551,8 @@ mod tests {
             ("[]", "expected struct"),
             ("{\"schema_version\": 1}", "schema_version 1"),
             ("{\"schema_version\": 3}", "schema_version 3"),
-            ("{\"schema_version\": 4}", "missing field"),
+            ("{\"schema_version\": 4}", "schema_version 4"),
+            ("{\"schema_version\": 5}", "missing field"),
         ] {
             let path = dir.path().join("r.json");
             std::fs::write(&path, text).unwrap();

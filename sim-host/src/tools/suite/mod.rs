@@ -21,6 +21,7 @@
 //! mode = "record_average"              # optional ARP mode
 //! max_cycles = 100000000               # optional
 //! timeout = 60.0                       # optional, seconds of host time
+//! clock_hz = 168000000                 # optional: the clock of its times
 //! budget = { ato_kernel_fir = 20000 }  # optional, see [`budget`]
 //!
 //! [[entry]]                            # one entry per combination:
@@ -35,7 +36,15 @@
 //! systems read of a suite ([`junit`], [`summary`]) judge the results in
 //! hand.
 //!
-//! The result (JSON, `schema_version` 4; in version 3 `sections[].share`
+//! `clock_hz` (issue 45) sets the clock its times are at (the table's
+//! sim time, `simulated_seconds`, the long CSV's time columns): cycles
+//! do not change, so entries on targets of unlike clocks compare at the
+//! parts' own. It is also a matrix key (`matrix = { clock_hz = [...] }`).
+//! [`long_csv::long_csv`] writes one row per entry and section
+//! (`suite/long_csv.rs`).
+//!
+//! The result (JSON, `schema_version` 5: version 5 added the entries'
+//! `clock_hz` and the sections' `self_cycles`; in version 3 `sections[].share`
 //! was the total's share, in 4 the self share as the run report's, version
 //! 2 had no `sections[].names` or `budgets`, version 1 no `manifest_hash`,
 //! `shard`, `manifest_entries` or `host`, and kept `host_seconds` in each
@@ -45,7 +54,8 @@
 //! `manifest_hash` is the sha256 of the expanded entries' defining fields
 //! (name, ELF and expected-output paths as written, i.e. relative to the
 //! manifest's folder, the expected output's own sha256, target, args,
-//! exit code, cores, mode, max_cycles, timeout; not the budgets, which
+//! exit code, cores, mode, max_cycles, timeout, and clock_hz where it is
+//! set, so older manifests keep their hash; not the budgets, which
 //! judge a run and do not change it): with relative paths, the
 //! same on every machine that has the manifest, whatever folder it is in.
 //! The ELFs' contents are not hashed (guests may be built on each machine).
@@ -54,6 +64,7 @@ pub mod baseline;
 pub mod budget;
 mod error;
 pub mod junit;
+pub mod long_csv;
 mod manifest;
 mod matrix;
 pub mod merge;
@@ -63,6 +74,7 @@ pub mod shard;
 pub mod summary;
 
 pub use error::{write_output, SuiteError};
+pub use long_csv::long_csv;
 pub use manifest::{file_stem, sha256_hex, Entry, Manifest};
 pub use result::{EntryResult, EntryTime, HostTimes, SectionResult, SuiteReport, SCHEMA_VERSION};
 pub use run::{run, run_entry, run_entry_into, run_plan, EntryFiles, RunPlan};

@@ -7,7 +7,7 @@ use crate::observe::report::SectionRow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The version of the result's JSON form (see the module documentation).
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The outcome of one entry. Its host time is kept out of its JSON form
 /// (it is under the report's `host`).
@@ -26,8 +26,16 @@ pub struct EntryResult {
     pub expected_exit_code: i32,
     pub cycles: u64,
     pub instructions: u64,
+    /// Seconds at `clock_hz` (the manifest's, else the target's: then
+    /// following the run's clock changes, if any).
     #[serde(deserialize_with = "number_or_null")]
     pub simulated_seconds: f64,
+    /// The clock its time columns are at: the entry's `clock_hz` in the
+    /// manifest, else the target's; `None` when neither applies (the run
+    /// changed its clock and the manifest names none, or it did not run).
+    /// Added in schema version 5.
+    #[serde(default)]
+    pub clock_hz: Option<u64>,
     #[serde(skip)]
     pub host_seconds: f64,
     pub sections: Vec<SectionResult>,
@@ -67,6 +75,11 @@ pub struct SectionResult {
     /// report's `share`: the rows' shares never sum past 1.
     #[serde(deserialize_with = "number_or_null")]
     pub share: f64,
+    /// Its self (exclusive) cycles: its own task's cycles less those of
+    /// the sections nested in it (the run report's `self_cycles`; added in
+    /// schema version 5, `None` in older results).
+    #[serde(default)]
+    pub self_cycles: Option<u64>,
 }
 
 impl From<SectionRow> for SectionResult {
@@ -83,6 +96,7 @@ impl From<SectionRow> for SectionResult {
             max_cycles: r.max_cycles,
             total_instructions: r.total_instructions,
             share: r.share,
+            self_cycles: Some(r.self_cycles),
         }
     }
 }

@@ -36,6 +36,7 @@ pub(super) fn failed(entry: &Entry, why: String) -> EntryResult {
         cycles: 0,
         instructions: 0,
         simulated_seconds: 0.0,
+        clock_hz: entry.clock_hz,
         host_seconds: 0.0,
         sections: Vec::new(),
         budgets: Vec::new(),
@@ -122,6 +123,7 @@ pub fn run_entry_into(entry: &Entry, files: &EntryFiles, stop: &StopRequest) -> 
             failures.push(format!("cannot write {}: {e}", path.display()));
         }
     }
+    let times = EntryTimes::of(entry, &report);
     let sections: Vec<SectionResult> = report
         .sections
         .into_iter()
@@ -139,10 +141,35 @@ pub fn run_entry_into(entry: &Entry, files: &EntryFiles, stop: &StopRequest) -> 
         expected_exit_code: entry.exit_code,
         cycles: report.totals.cycles,
         instructions: report.totals.instructions,
-        simulated_seconds: report.totals.simulated_seconds,
+        simulated_seconds: times.seconds,
+        clock_hz: times.clock_hz,
         host_seconds: report.totals.host_seconds,
         budgets: judge_budgets(entry, &sections),
         sections,
+    }
+}
+
+/// The clock an entry's times are at, and its run's seconds there.
+struct EntryTimes {
+    clock_hz: Option<u64>,
+    seconds: f64,
+}
+
+impl EntryTimes {
+    /// At the manifest's `clock_hz`, if it gives one; else the run's own
+    /// (the target's clock, following the run's clock changes: then no
+    /// single clock applies to a section's cycles).
+    fn of(entry: &Entry, report: &Report) -> EntryTimes {
+        match entry.clock_hz {
+            Some(hz) => EntryTimes {
+                clock_hz: Some(hz),
+                seconds: report.totals.cycles as f64 / hz as f64,
+            },
+            None => EntryTimes {
+                clock_hz: report.clock_changes.is_empty().then_some(report.clock_hz),
+                seconds: report.totals.simulated_seconds,
+            },
+        }
     }
 }
 

@@ -121,6 +121,23 @@ pub struct ListedEntry {
     pub shard: Option<usize>,
 }
 
+/// What `--list`'s `cost` column is, printed under the table.
+pub const COST_NOTE: &str = "cost: the cycles an entry is expected to take, to balance shards: \
+its cycles in --balance-from, else its max_cycles, else 1\n";
+
+enum Align {
+    Left,
+    Right,
+}
+
+/// How a `--list` column is aligned, by its header.
+fn row_kind(header: &str) -> Align {
+    match header {
+        "#" | "cores" | "max cycles" | "cost" | "shard" => Align::Right,
+        _ => Align::Left,
+    }
+}
+
 /// `suite --list --json`.
 #[derive(Debug, Serialize)]
 pub struct Listing {
@@ -131,25 +148,72 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// The listing as a table: a header, one aligned row per entry (the
+    /// shard column only with `--shard`), and what `cost` means.
     pub fn to_text(&self) -> String {
-        let width = self.entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        let mut rows = vec![self.header()];
+        rows.extend(self.entries.iter().map(|e| self.row(e)));
+        let columns = rows[0].len();
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
         let mut out = String::new();
-        for e in &self.entries {
-            let cores = e.cores.map_or("-".into(), |c| c.to_string());
-            let mode = e.mode.as_deref().unwrap_or("-");
-            let shard = e.shard.map_or(String::new(), |s| format!("  shard {s}"));
-            out += &format!(
-                "{:>5}  {:<width$}  {:<10} cores {:<2} mode {:<16} cost {:>12}{shard}  args [{}]\n",
-                e.index,
-                e.name,
-                e.target,
-                cores,
-                mode,
-                e.cost,
-                e.args.join(" "),
-            );
+        for row in &rows {
+            let mut line = String::new();
+            for (c, (cell, width)) in row.iter().zip(&widths).enumerate() {
+                let pad = width - cell.chars().count();
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                // numbers to the right, text to the left
+                if matches!(row_kind(&rows[0][c]), Align::Right) {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(cell);
+                } else {
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(pad));
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
+        out.push_str(COST_NOTE);
         out
+    }
+
+    fn header(&self) -> Vec<String> {
+        let mut h = vec![
+            "#",
+            "entry",
+            "target",
+            "cores",
+            "mode",
+            "max cycles",
+            "cost",
+        ];
+        if self.shard.is_some() {
+            h.push("shard");
+        }
+        h.push("args");
+        h.into_iter().map(str::to_owned).collect()
+    }
+
+    fn row(&self, e: &ListedEntry) -> Vec<String> {
+        let dash = || "-".to_owned();
+        let mut row = vec![
+            e.index.to_string(),
+            e.name.clone(),
+            e.target.clone(),
+            e.cores.map_or_else(dash, |c| c.to_string()),
+            e.mode.clone().unwrap_or_else(dash),
+            e.max_cycles.map_or_else(dash, |c| c.to_string()),
+            e.cost.to_string(),
+        ];
+        if self.shard.is_some() {
+            row.push(e.shard.map_or_else(dash, |s| s.to_string()));
+        }
+        row.push(e.args.join(" "));
+        row
     }
 
     pub fn to_json(&self) -> String {
@@ -160,6 +224,54 @@ impl Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn listed(index: usize, name: &str, target: &str, cost: u64) -> ListedEntry {
+        ListedEntry {
+            index,
+            name: name.into(),
+            elf: "e.elf".into(),
+            target: target.into(),
+            args: vec!["exit".into(), "3".into()],
+            cores: (index == 2).then_some(4),
+            mode: None,
+            max_cycles: None,
+            cost,
+            shard: None,
+        }
+    }
+
+    /// issue 45: the columns were misaligned past a 10-character target
+    /// and `cost` was not explained; each column now starts (text) or
+    /// ends (numbers) at the same place on every line, under its header.
+    #[test]
+    fn the_listing_is_aligned_under_a_header_and_explains_cost() {
+        let listing = Listing {
+            manifest: "m.toml".into(),
+            manifest_hash: String::new(),
+            shard: None,
+            entries: vec![
+                listed(1, "a", "cortex-m4", 1),
+                listed(2, "a-longer-name", "stm32f407-discovery", 123_456_789),
+            ],
+        };
+        let text = listing.to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[3], COST_NOTE.trim_end());
+        let at = |line: &str, what: &str| line.find(what).unwrap();
+        assert_eq!(at(lines[1], "cortex-m4"), at(lines[0], "target"), "{text}");
+        assert_eq!(at(lines[2], "stm32f407"), at(lines[0], "target"), "{text}");
+        assert_eq!(at(lines[1], "exit 3"), at(lines[2], "exit 3"), "{text}");
+        // numbers end where their header ends
+        let end = |line: &str, what: &str| line.find(what).unwrap() + what.len();
+        assert_eq!(end(lines[2], "123456789"), end(lines[0], "cost"), "{text}");
+        assert_eq!(
+            end(lines[1], "1  exit") - "  exit".len(),
+            end(lines[0], "cost"),
+            "{text}"
+        );
+        assert!(!lines[0].contains("shard"), "{text}");
+    }
 
     #[test]
     fn the_plan_is_greedy_by_cost_and_deterministic() {
