@@ -102,11 +102,13 @@ fn cached_or_priced(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
 pub(super) fn predict(st: &mut super::state::State, addr: u64) {
     let kind = crate::model::predictor::BranchKind::from_u8(st.clock.prev_branch);
     if let Some(p) = &mut st.predictor {
-        let penalty = p.resolve(
+        let forwarded = st.clock.prev_branch & crate::model::predictor::FLAGS_FORWARDED != 0;
+        let penalty = p.resolve_forwarded(
             kind,
             st.clock.prev_last_insn as u32,
             addr as u32,
             st.clock.prev_fallthrough as u32,
+            forwarded,
         );
         st.clock.cycles += u64::from(penalty);
     }

@@ -45,7 +45,12 @@ pub(super) fn price_at(uc: &mut Uc<'_>, addr: u64, size: u32) -> Price {
         entry_penalty: u16::try_from(cost.entry_penalty).unwrap_or(u16::MAX),
         intercept: 0,
         unpriced: !cost.unpriced.is_empty(),
-        branch: cost.branch as u8,
+        branch: cost.branch as u8
+            | if cost.flags_forwarded {
+                crate::model::predictor::FLAGS_FORWARDED
+            } else {
+                0
+            },
         memory,
         power,
     }

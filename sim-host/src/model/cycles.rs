@@ -54,6 +54,15 @@
 //! when the two may pair. A table without these fields prices a block as
 //! the sum of its instructions' cycles, as before.
 //!
+//! Two Cortex-M7 rules measured on silicon (jnk0le/random, pipeline cycle
+//! test/doc/cortex_m7.md, STM32H743) ride on the schedule:
+//! `[cycles.issue] fp_mac_shadow` keeps FP loads, stores and moves out of
+//! the younger slot for that many cycles after a single-precision
+//! multiply-accumulate, and a block ending in a conditional branch whose
+//! flags were set `[cycles.predictor] flag_forwarding.distance` cycles
+//! before it is marked [`BlockCost::flags_forwarded`], for the
+//! predictor's cheaper misprediction.
+//!
 //! Effects across block boundaries (a load at the end of one block and a
 //! dependent instruction at the start of the next) are not modelled: blocks
 //! end at branches, which drain these pipelines anyway on the modelled cores;
@@ -205,6 +214,10 @@ pub struct BlockCost {
     /// The last instruction, for the target's branch predictor
     /// ([`BranchKind::None`] when the target has none).
     pub branch: BranchKind,
+    /// The last instruction is a conditional branch whose flags were set
+    /// early enough for the predictor's flag forwarding (its cheaper
+    /// misprediction).
+    pub flags_forwarded: bool,
 }
 
 /// Prices a block. `wait_states` are the fetch wait states of the region
@@ -254,8 +267,11 @@ pub fn price_block(target: &Target, insns: &[Insn], wait_states: u32) -> BlockCo
         // engine sees no taken branch: its refill is the block's own
         cost.cycles += cost.taken_extra;
     }
-    if target.predictor.is_some() {
+    if let Some(predictor) = &target.predictor {
         cost.branch = last.branch;
+        cost.flags_forwarded = predictor
+            .forwarded
+            .is_some_and(|f| schedule.flags_lead(last) >= f.distance);
     }
     if first.size == 4 && first.addr % 4 != 0 {
         cost.entry_penalty = target.misaligned_target;
@@ -372,6 +388,13 @@ struct Schedule<'a> {
     /// Extra cycles of a taken branch at the block's end (an unpaired
     /// flag pair, Cortex-M33).
     taken_extra: u32,
+    /// The cycle the last single-precision multiply-accumulate issued in
+    /// (`fp_mac_shadow`).
+    fp_mac_at: Option<u32>,
+    /// The cycle the last instruction that wrote the flags issued in, and
+    /// the cycle the last instruction issued in.
+    flags_at: Option<u32>,
+    last_at: u32,
 }
 
 impl<'a> Schedule<'a> {
@@ -383,11 +406,17 @@ impl<'a> Schedule<'a> {
             free: [0; 2],
             open: None,
             taken_extra: 0,
+            fp_mac_at: None,
+            flags_at: None,
+            last_at: 0,
         }
     }
 
     /// An instruction without a row: `cycles`, nothing else.
     fn unpriced(&mut self, cycles: u32) {
+        // it may have set the flags: taken as set now (no forwarding)
+        self.flags_at = Some(self.next);
+        self.last_at = self.next;
         self.next += cycles;
         self.open = None;
     }
@@ -416,7 +445,9 @@ impl<'a> Schedule<'a> {
         }
         let units = self.units(insn, row);
         let issued = match self.open {
-            Some((at, used, flags)) if need <= at && self.pairs(insn, row, prev, &used, &units) => {
+            Some((at, used, flags))
+                if need <= at && self.pairs(insn, row, prev, &used, &units, at) =>
+            {
                 self.open = None;
                 if insn.class == InsnClass::BranchCond && flags {
                     self.taken_extra = self.target.issue.flag_pair_taken;
@@ -451,6 +482,29 @@ impl<'a> Schedule<'a> {
         if let (Some(f), Some(busy)) = (family, row.busy) {
             self.free[f] = self.free[f].max(issued + busy);
         }
+        if matches!(insn.class, InsnClass::FpMac | InsnClass::FpFma) {
+            self.fp_mac_at = Some(issued);
+        }
+        if insn.writes & ARM_FLAGS != 0 {
+            self.flags_at = Some(issued);
+        }
+        self.last_at = issued;
+    }
+
+    /// How many cycles before `last` (the block's last instruction, a
+    /// conditional branch on the flags) the flags were set: 0 for any
+    /// other instruction. Flags set before the block were set before the
+    /// branch that ended the block before it, at cycle -1 at the latest:
+    /// the lead is then at least the branch's cycle + 1, which is what
+    /// is counted.
+    fn flags_lead(&self, last: &Insn) -> u32 {
+        if last.class != InsnClass::BranchCond || last.reads & ARM_FLAGS == 0 {
+            return 0;
+        }
+        match self.flags_at {
+            Some(at) => self.last_at - at,
+            None => self.last_at + 1,
+        }
     }
 
     /// The units `insn` uses in its issue cycle.
@@ -469,7 +523,7 @@ impl<'a> Schedule<'a> {
     }
 
     /// Whether `insn` may issue in the same cycle as the open instruction
-    /// (`prev`), which used `open_units`.
+    /// (`prev`), which issued in cycle `at` and used `open_units`.
     fn pairs(
         &self,
         insn: &Insn,
@@ -477,6 +531,7 @@ impl<'a> Schedule<'a> {
         prev: Option<&Insn>,
         open_units: &[u32; Unit::COUNT],
         units: &[u32; Unit::COUNT],
+        at: u32,
     ) -> bool {
         let issue = &self.target.issue;
         let Some(prev) = prev else {
@@ -485,6 +540,7 @@ impl<'a> Schedule<'a> {
         if !matches!(row.slot, Slot::Any | Slot::Second)
             || (issue.narrow_only && insn.size != 2)
             || (issue.bitfield_first && insn.bitfield)
+            || self.in_fp_mac_shadow(insn, at)
         {
             return false;
         }
@@ -499,6 +555,24 @@ impl<'a> Schedule<'a> {
             return false;
         }
         (0..Unit::COUNT).all(|u| open_units[u] + units[u] <= issue.units[u])
+    }
+
+    /// Whether `insn`, an FP load, store or move, would be the younger of
+    /// a pair in cycle `at` within `fp_mac_shadow` cycles after a
+    /// single-precision multiply-accumulate (Cortex-M7, jnk0le's
+    /// measurement: "after executing multiply accumulate instructions
+    /// vldr.f, vstr.f, vmov instructions cannot be executed from younger
+    /// opcode slot for 3 next cycles").
+    fn in_fp_mac_shadow(&self, insn: &Insn, at: u32) -> bool {
+        let shadow = self.target.issue.fp_mac_shadow;
+        let moves_fp_data = matches!(
+            insn.class,
+            InsnClass::FpLoad | InsnClass::FpStore | InsnClass::FpMove | InsnClass::FpTransfer
+        );
+        match self.fp_mac_at {
+            Some(mac) if shadow > 0 && moves_fp_data => at > mac && at - mac <= shadow,
+            _ => false,
+        }
     }
 
     /// The flags, for a conditional branch or IT on a core whose branch
@@ -931,6 +1005,124 @@ mod tests {
             ..op(0, 2, InsnClass::LoadMultiple, 0xf, 1 << 9)
         };
         assert_eq!(price_block(&t, &[ldm, alu(2, 5, 6)], 0).cycles, 2 + 1);
+    }
+
+    /// Cortex-M7 FP instructions for the silicon rules below: VFMA.F32
+    /// s<acc>, s1, s2; VMOV.F32 s<d>, s3; VLDR s<d>, [r7]; VMOV r0, s9;
+    /// VSTR s9, [r7].
+    fn m7_fma(addr: u64, acc: u32) -> Insn {
+        Insn {
+            late_reads: arm_s(acc),
+            ..op(
+                addr,
+                4,
+                InsnClass::FpFma,
+                arm_s(acc),
+                arm_s(acc) | arm_s(1) | arm_s(2),
+            )
+        }
+    }
+
+    fn m7_vmov(addr: u64, d: u32) -> Insn {
+        op(addr, 4, InsnClass::FpMove, arm_s(d), arm_s(3))
+    }
+
+    fn m7_vldr(addr: u64, d: u32) -> Insn {
+        Insn {
+            address_regs: 1 << 7,
+            ..op(addr, 4, InsnClass::FpLoad, arm_s(d), 1 << 7)
+        }
+    }
+
+    #[test]
+    fn the_cortex_m7_keeps_fp_moves_out_of_the_younger_slot_after_a_mac() {
+        // jnk0le/random, pipeline cycle test/doc/cortex_m7.md (STM32H743,
+        // DWT.CYCCNT): "after executing multiply accumulate instructions
+        // vldr.f, vstr.f, vmov instructions cannot be executed from
+        // younger opcode slot for 3 next cycles"
+        let t = target("cortex-m7");
+        // VMOV | VLDR pair (two FP ports) with no MAC before them: 1
+        assert_eq!(
+            price_block(&t, &[m7_vmov(0, 12), m7_vldr(4, 16)], 0).cycles,
+            1
+        );
+        // VFMA 0 (no VMOV beside it: one VFP pipe); VMOV 1; VLDR, the
+        // younger, 1 cycle after the MAC: not paired, 2 = 3 cycles
+        let triple = [m7_fma(0, 8), m7_vmov(4, 12), m7_vldr(8, 16)];
+        assert_eq!(price_block(&t, &triple, 0).cycles, 3);
+        // LLVM's model (no shadow) paired them: 2
+        let mut llvm = t.clone();
+        llvm.issue.fp_mac_shadow = 0;
+        assert_eq!(price_block(&llvm, &triple, 0).cycles, 2);
+        // the same with VMOV r0, s9 and VSTR s9, [r7]: 3
+        let vmov_r = op(4, 4, InsnClass::FpTransfer, 1, arm_s(9));
+        let vstr = Insn {
+            address_regs: 1 << 7,
+            late_reads: arm_s(9),
+            ..op(8, 4, InsnClass::FpStore, 0, arm_s(9) | 1 << 7)
+        };
+        assert_eq!(price_block(&t, &[m7_fma(0, 8), vmov_r, vstr], 0).cycles, 3);
+        // the window is 3 cycles: VFMA | ADD 0, ADD | ADD 1, ADD | ADD 2,
+        // ADD | ADD 3, VMOV | VLDR 4 (4 cycles after the MAC) = 5
+        let alu = |addr, w: u8| op(addr, 4, InsnClass::Alu, 1 << w, 1 << 14);
+        let mut late = vec![m7_fma(0, 8)];
+        late.extend((0..7).map(|i| alu(4 + 4 * i, 1 + i as u8)));
+        late.extend([m7_vmov(32, 12), m7_vldr(36, 16)]);
+        assert_eq!(price_block(&t, &late, 0).cycles, 5);
+    }
+
+    #[test]
+    fn the_cortex_m7_divider_pairs_with_an_integer_instruction_only() {
+        // jnk0le cortex_m7.md: "vdiv.f/vsqrt.f execute in 16/14 cycles,
+        // dual issues with one integer instruction and locks pipeline for
+        // the rest of the duration"
+        let t = target("cortex-m7");
+        let div = op(0, 4, InsnClass::FpDiv, arm_s(0), arm_s(1) | arm_s(2));
+        let add = op(4, 4, InsnClass::Alu, 1 << 3, 1 << 4);
+        // VDIV | ADD 0, locked until 16
+        assert_eq!(price_block(&t, &[div.clone(), add.clone()], 0).cycles, 16);
+        // VDIV 0; VLDR (an FP port) does not pair: 16 = 17
+        assert_eq!(price_block(&t, &[div.clone(), m7_vldr(4, 5)], 0).cycles, 17);
+        // VDIV | ADD; ADD waits for the lock: 16 = 17
+        let add2 = op(8, 4, InsnClass::Alu, 1 << 5, 1 << 4);
+        assert_eq!(price_block(&t, &[div, add, add2], 0).cycles, 17);
+    }
+
+    #[test]
+    fn the_cortex_m7_forwards_flags_set_three_cycles_before_the_branch() {
+        // jnk0le cortex_m7.md: "flag forwarding can reduce branch
+        // misprediction penalty from 8 to 6 cycles (in case of subs +
+        // bne), instruction generating flags have to be placed at least 3
+        // cycles before branch"
+        let t = target("cortex-m7");
+        let subs = op(0, 4, InsnClass::Alu, (1 << 3) | ARM_FLAGS, 1 << 3);
+        let alu = |addr, w: u8| op(addr, 4, InsnClass::Alu, 1 << w, 1 << 14);
+        let bne = |addr| Insn {
+            branch: BranchKind::Conditional,
+            ..op(addr, 2, InsnClass::BranchCond, 0, ARM_FLAGS)
+        };
+        // SUBS | ADD 0; ADD | ADD 1; ADD | ADD 2; BNE 3: forwarded
+        let mut early = vec![subs.clone()];
+        early.extend((0..5).map(|i| alu(4 + 4 * i, 4 + i as u8)));
+        early.push(bne(24));
+        let cost = price_block(&t, &early, 0);
+        assert_eq!((cost.cycles, cost.flags_forwarded), (4, true));
+        // SUBS | ADD 0; ADD | ADD 1; BNE 2: 2 cycles, not forwarded
+        let mut late = vec![subs];
+        late.extend((0..3).map(|i| alu(4 + 4 * i, 4 + i as u8)));
+        late.push(bne(16));
+        let cost = price_block(&t, &late, 0);
+        assert_eq!((cost.cycles, cost.flags_forwarded), (3, false));
+        // no flags set in the block: set before it, at cycle -1 at the
+        // latest; BNE at 2 (ADD | ADD, ADD | ADD): 3 cycles, forwarded;
+        // a BNE first in its block: 1 cycle, not
+        let none = [alu(0, 4), alu(4, 5), alu(8, 6), alu(12, 7), bne(16)];
+        assert!(price_block(&t, &none, 0).flags_forwarded);
+        assert!(!price_block(&t, &[bne(0)], 0).flags_forwarded);
+        // a core without flag forwarding never marks it
+        let mut eight = t.clone();
+        eight.predictor.as_mut().unwrap().forwarded = None;
+        assert!(!price_block(&eight, &early, 0).flags_forwarded);
     }
 
     #[test]

@@ -39,9 +39,15 @@ pub enum BranchKind {
     IndirectCall = 6,
 }
 
+/// Set in a block's branch byte (next to its [`BranchKind`]) when its
+/// conditional branch's flags were set early enough for flag forwarding
+/// (`[cycles.predictor] flag_forwarding`).
+pub const FLAGS_FORWARDED: u8 = 0x80;
+
 impl BranchKind {
+    /// The kind in a block's branch byte (without [`FLAGS_FORWARDED`]).
     pub fn from_u8(v: u8) -> BranchKind {
-        match v {
+        match v & !FLAGS_FORWARDED {
             1 => BranchKind::Conditional,
             2 => BranchKind::Jump,
             3 => BranchKind::Call,
@@ -57,6 +63,8 @@ impl BranchKind {
 #[derive(Debug, Clone)]
 pub struct Predictor {
     penalty: u32,
+    /// The penalty of a conditional branch whose flags were forwarded.
+    forwarded_penalty: u32,
     state: State,
     /// How many control-flow instructions were mispredicted.
     pub mispredicted: u64,
@@ -89,6 +97,7 @@ impl Predictor {
         };
         Predictor {
             penalty: spec.penalty,
+            forwarded_penalty: spec.forwarded.map_or(spec.penalty, |f| f.penalty),
             state,
             mispredicted: 0,
         }
@@ -98,6 +107,20 @@ impl Predictor {
     /// `fallthrough`, went to `to`: learns it, and returns the cycles a
     /// misprediction costs (0 when it was predicted).
     pub fn resolve(&mut self, kind: BranchKind, pc: u32, to: u32, fallthrough: u32) -> u32 {
+        self.resolve_forwarded(kind, pc, to, fallthrough, false)
+    }
+
+    /// [`Predictor::resolve`] for a block whose conditional branch had its
+    /// flags set early enough (`forwarded`): a misprediction then costs
+    /// the flag-forwarding penalty.
+    pub fn resolve_forwarded(
+        &mut self,
+        kind: BranchKind,
+        pc: u32,
+        to: u32,
+        fallthrough: u32,
+        forwarded: bool,
+    ) -> u32 {
         let predicted = match &mut self.state {
             _ if kind == BranchKind::None => true,
             State::Table(table) => table.resolve(kind, pc, to, fallthrough),
@@ -107,6 +130,9 @@ impl Predictor {
         };
         if predicted {
             0
+        } else if forwarded && kind == BranchKind::Conditional {
+            self.mispredicted += 1;
+            self.forwarded_penalty
         } else {
             self.mispredicted += 1;
             self.penalty
@@ -312,6 +338,7 @@ mod tests {
                 ras_entries: ras,
             },
             penalty: 3,
+            forwarded: None,
             cite: "test".into(),
         }
     }
@@ -347,6 +374,43 @@ mod tests {
     }
 
     #[test]
+    fn a_forwarded_conditional_branch_mispredicts_for_less() {
+        // Cortex-M7 (jnk0le, cortex_m7.md): 8 cycles, 6 when the flags
+        // were set 3 cycles ahead; only for conditional branches
+        let mut s = spec(0, 2, 0, 0);
+        s.penalty = 8;
+        s.forwarded = Some(crate::model::target::FlagForwarding {
+            distance: 3,
+            penalty: 6,
+        });
+        let mut p = Predictor::new(&s);
+        // first taken: mispredicted (weakly not-taken), forwarded: 6
+        assert_eq!(
+            p.resolve_forwarded(BranchKind::Conditional, 0x20, 0x0, 0x22, true),
+            6
+        );
+        // predicted now: 0 either way
+        assert_eq!(
+            p.resolve_forwarded(BranchKind::Conditional, 0x20, 0x0, 0x22, true),
+            0
+        );
+        // the exit, flags set late: 8
+        assert_eq!(
+            p.resolve_forwarded(BranchKind::Conditional, 0x20, 0x22, 0x22, false),
+            8
+        );
+        // a jump is not forwarded: 8
+        assert_eq!(
+            p.resolve_forwarded(BranchKind::Jump, 0x40, 0x80, 0x44, true),
+            8
+        );
+        assert_eq!(
+            BranchKind::from_u8(1 | FLAGS_FORWARDED),
+            BranchKind::Conditional
+        );
+    }
+
+    #[test]
     fn one_bit_counters_predict_the_last_direction() {
         let mut p = Predictor::new(&spec(0, 1, 0, 0));
         let taken = |p: &mut Predictor| p.resolve(BranchKind::Conditional, 0x20, 0x0, 0x22);
@@ -372,6 +436,7 @@ mod tests {
         Predictor::new(&PredictorSpec {
             organisation: Organisation::LastTakenBackward,
             penalty: 1,
+            forwarded: None,
             cite: "test".into(),
         })
     }

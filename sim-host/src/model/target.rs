@@ -442,6 +442,11 @@ pub struct IssueModel {
     /// Bit-field, extend, reverse, CLZ and DSP instructions issue only as
     /// the first of a pair and use the `simd` unit (Cortex-M7).
     pub bitfield_first: bool,
+    /// For this many cycles after a single-precision multiply-accumulate
+    /// (VMLA, VFMA and their negated forms) issues, a floating-point load,
+    /// store or move (VLDR, VSTR, any VMOV) cannot issue as the younger
+    /// of a pair (Cortex-M7, measured on silicon); 0: no such rule.
+    pub fp_mac_shadow: u32,
     pub cite: String,
 }
 
@@ -453,6 +458,7 @@ impl Default for IssueModel {
             narrow_only: false,
             flag_pair_taken: 0,
             bitfield_first: false,
+            fp_mac_shadow: 0,
             cite: String::new(),
         }
     }
@@ -680,6 +686,8 @@ struct IssueFile {
     flag_pair_taken: u32,
     #[serde(default)]
     bitfield_first: bool,
+    #[serde(default)]
+    fp_mac_shadow: u32,
     cite: String,
 }
 
@@ -1364,6 +1372,12 @@ fn parse_issue(file: Option<IssueFile>) -> Result<IssueModel, FieldError> {
             "the issue rules cite their source".into(),
         ));
     }
+    if f.fp_mac_shadow > MAX_CLASS_CYCLES {
+        return Err((
+            "cycles.issue.fp_mac_shadow".into(),
+            format!("{} cycles: at most {MAX_CLASS_CYCLES}", f.fp_mac_shadow),
+        ));
+    }
     let mut units = [u32::MAX; Unit::COUNT];
     for (unit, n) in f.units {
         units[unit.index()] = n;
@@ -1374,6 +1388,7 @@ fn parse_issue(file: Option<IssueFile>) -> Result<IssueModel, FieldError> {
         narrow_only: f.narrow_only,
         flag_pair_taken: f.flag_pair_taken,
         bitfield_first: f.bitfield_first,
+        fp_mac_shadow: f.fp_mac_shadow,
         cite: f.cite,
     })
 }
@@ -1383,7 +1398,7 @@ mod predictor;
 mod system;
 use catalog::{find, names, Source};
 use predictor::{parse_predictor, PredictorFile};
-pub use predictor::{Organisation, PredictorSpec};
+pub use predictor::{FlagForwarding, Organisation, PredictorSpec};
 use system::SystemFile;
 pub use system::{MachineTimer, Peripheral, System, TimerKind, TrapFacts, TrapValue};
 

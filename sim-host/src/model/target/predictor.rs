@@ -9,6 +9,8 @@
 //! btb_entries = 0      # targets; 0: every target remembered
 //! ras_entries = 4
 //! penalty = 8
+//! # optional: 6 when the flags were set 3 cycles before the branch
+//! flag_forwarding = { distance = 3, penalty = 6 }
 //! cite = "..."
 //!
 //! # Hazard3's: the last taken backward branch, in a one-entry buffer
@@ -58,7 +60,23 @@ pub struct PredictorSpec {
     pub organisation: Organisation,
     /// Cycles a mispredicted control-flow instruction costs.
     pub penalty: u32,
+    /// Flag forwarding: a mispredicted conditional branch whose flags were
+    /// set at least `distance` cycles before it issued costs `penalty`
+    /// instead (Cortex-M7, measured on silicon).
+    pub forwarded: Option<FlagForwarding>,
     pub cite: String,
+}
+
+/// `[cycles.predictor] flag_forwarding`: the cheaper misprediction of a
+/// conditional branch whose flags were set early enough.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlagForwarding {
+    /// Cycles between the flag-setting instruction's issue and the
+    /// branch's, at least.
+    pub distance: u32,
+    /// What the misprediction costs then.
+    pub penalty: u32,
 }
 
 /// `[cycles.predictor]` as a file writes it.
@@ -72,6 +90,7 @@ pub(super) struct PredictorFile {
     btb_entries: Option<u32>,
     ras_entries: Option<u32>,
     penalty: u32,
+    flag_forwarding: Option<FlagForwarding>,
     cite: String,
 }
 
@@ -105,6 +124,18 @@ pub(super) fn parse_predictor(
             "the predictor cites its source".into(),
         ));
     }
+    if let Some(fw) = f.flag_forwarding {
+        if fw.penalty > f.penalty || fw.distance > MAX_CLASS_CYCLES {
+            return Err((
+                format!("{FIELD}.flag_forwarding"),
+                format!(
+                    "penalty {} after {} cycles: at most the misprediction's {} cycles, \
+                     a distance of at most {MAX_CLASS_CYCLES}",
+                    fw.penalty, fw.distance, f.penalty
+                ),
+            ));
+        }
+    }
     let organisation = match f.organisation {
         OrganisationName::Table => table(&f)?,
         OrganisationName::LastTakenBackward => last_taken_backward(&f)?,
@@ -112,6 +143,7 @@ pub(super) fn parse_predictor(
     Ok(Some(PredictorSpec {
         organisation,
         penalty: f.penalty,
+        forwarded: f.flag_forwarding,
         cite: f.cite,
     }))
 }
