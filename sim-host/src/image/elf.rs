@@ -196,17 +196,19 @@ pub fn parse_failure(e: &goblin::error::Error, len: usize) -> String {
     }
 }
 
+/// The bytes of the ELF at `path`, refused past `limits::MAX_ELF_BYTES`
+/// (an endless file, such as a device node, is never read to its end).
+fn read_capped(path: &Path) -> Result<Vec<u8>, ElfError> {
+    arpsim::input::read(path, crate::model::limits::MAX_ELF_BYTES).map_err(|source| ElfError::Io {
+        file: path.to_owned(),
+        source,
+    })
+}
+
 impl GuestImage {
     /// Loads `path` and checks it against `target`.
     pub fn load(path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
-        let bytes =
-            arpsim::input::read(path, crate::model::limits::MAX_ELF_BYTES).map_err(|source| {
-                ElfError::Io {
-                    file: path.to_owned(),
-                    source,
-                }
-            })?;
-        GuestImage::parse(&bytes, path, target)
+        GuestImage::parse(&read_capped(path)?, path, target)
     }
 
     pub fn parse(bytes: &[u8], path: &Path, target: &Target) -> Result<GuestImage, ElfError> {
@@ -217,11 +219,7 @@ impl GuestImage {
     /// its ARP sections, for the `arp` tools' `--elf`): its segments are
     /// not checked against any target's memory map.
     pub fn inspect(path: &Path) -> Result<GuestImage, ElfError> {
-        let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
-            file: path.to_owned(),
-            source,
-        })?;
-        GuestImage::parse_for(&bytes, path, None)
+        GuestImage::parse_for(&read_capped(path)?, path, None)
     }
 
     fn parse_for(

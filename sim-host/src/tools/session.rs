@@ -10,7 +10,7 @@ use crate::engine::{self, MachineError, Observer, RunOptions, RunOutcome, Stop};
 use crate::host::expected::{ExpectedOutput, OutputCheck};
 use crate::host::plugin::{Plugin, PluginSpec};
 use crate::host::progress::Progress;
-use crate::image::elf::GuestImage;
+use crate::image::elf::{ElfError, GuestImage};
 use crate::model::target::{self, Target};
 use crate::model::{exit, svd};
 use crate::observe::callgrind::CallgrindCollector;
@@ -251,8 +251,10 @@ fn load_guest(spec: &RunSpec) -> Result<(Target, GuestImage)> {
     let target = spec.target.load()?;
     let image = match GuestImage::load(&spec.elf, &target) {
         Ok(image) => image,
-        Err(e) if spec.force_target => return Err(e.into()),
-        Err(e) => return Err(wrong_core_first(spec, &target, e)),
+        Err(e @ ElfError::SegmentOutsideMemory { .. }) if !spec.force_target => {
+            return Err(wrong_core_first(spec, &target, e))
+        }
+        Err(e) => return Err(e.into()),
     };
     if !spec.force_target {
         crate::image::attributes::check(image.needs.as_ref(), &spec.elf, &target)?;
@@ -265,11 +267,7 @@ fn load_guest(spec: &RunSpec) -> Result<(Target, GuestImage)> {
 /// architecture and a target that runs it, and the load error only
 /// follows (issue 45: an M4 ELF on cortex-m0plus said only that a segment
 /// lay outside the memory map, when the map was the wrong core's).
-fn wrong_core_first(
-    spec: &RunSpec,
-    target: &Target,
-    load_error: crate::image::elf::ElfError,
-) -> anyhow::Error {
+fn wrong_core_first(spec: &RunSpec, target: &Target, load_error: ElfError) -> anyhow::Error {
     let needs = GuestImage::inspect(&spec.elf).ok().and_then(|i| i.needs);
     match crate::image::attributes::check(needs.as_ref(), &spec.elf, target) {
         Err(mismatch) => anyhow::anyhow!(
